@@ -1,0 +1,3 @@
+"""memoryd: an always-on memory daemon for OpenCode."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,105 @@
+"""The one small interface every distiller implements, and what flows through it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+EntryKind = Literal["text", "reasoning", "tool", "mention"]
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One OpenCode session as the reader sees it."""
+
+    id: str
+    title: str
+    directory: str
+    project_id: str
+    parent_id: str | None
+    time_created: int  # epoch ms
+    time_updated: int  # epoch ms, highest over the session's own row
+    message_count: int = 0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One kept part of a session, in order, already bounded and scrubbed."""
+
+    role: str  # "user" | "assistant" | …
+    kind: EntryKind
+    text: str = ""  # text / mention line / reasoning hint
+    tool: str = ""  # tool name, for kind == "tool"
+    input: dict = field(default_factory=dict)  # tool input (values bounded)
+    output: str = ""  # tool output (bounded)
+    status: str = ""  # tool status: completed | error | …
+    error: str = ""  # tool error text when status == "error"
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What a distiller gets: the bounded transcript text plus its structured entries."""
+
+    session: SessionInfo
+    entries: tuple[Entry, ...]
+    text: str  # role-labelled, bounded, scrubbed: what a model sees
+    hash: str  # "sha256:…" of the canonical text: the idempotency key
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(1 for e in self.entries if e.kind == "tool")
+
+
+@dataclass(frozen=True)
+class Distilled:
+    """A distiller's answer: a note body (Markdown sections), or junk."""
+
+    junk: bool
+    body: str = ""  # "## What Was Worked On\n…" sections, no frontmatter
+    summary: str = ""  # one line for the frontmatter description
+    distiller: str = "extractive"  # e.g. "extractive", "openai:qwen3:8b"
+    prompt_version: str = ""  # empty for the extractive distiller
+    calls: int = 0  # model calls spent
+    tokens: int = 0  # model tokens spent (input + output)
+
+
+class DistillError(Exception):
+    """Distillation failed for this session; `retryable` says if a later pass may succeed."""
+
+    def __init__(self, message: str, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class StopPass(DistillError):
+    """Stop calling the distiller for the rest of this pass (bad API key, budget spent).
+
+    The session is left pending, not failed.
+    """
+
+    def __init__(self, message: str, reason: str = "error") -> None:
+        super().__init__(message, retryable=True)
+        self.reason = reason  # "auth" | "budget" | …
+
+
+class Distiller(Protocol):
+    """Turns a transcript into a note body, or says it is junk."""
+
+    name: str
+    concurrency: int
+
+    def distill(self, transcript: Transcript) -> Distilled: ...
+
+    def close(self) -> None: ...
+
+
+SECTIONS: tuple[str, ...] = (
+    "What Was Worked On",
+    "Outcome / Current State",
+    "Decisions & Rationale",
+    "Findings & Learnings",
+    "Problems & Fixes",
+    "Files, Systems & Commands",
+    "Follow-ups",
+)

@@ -1,0 +1,1 @@
+"""The `memoryd` command line: thin wrappers that parse, call and print."""

@@ -1,0 +1,56 @@
+"""What every command shares: settings, paths, logging, and the exit codes."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import click
+
+from daemon.config import ConfigError, Paths, Settings, load_settings
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the command ran but some of its work failed
+EXIT_USAGE = 2  # bad usage or configuration: nothing was done
+
+
+class AppContext:
+    """Loads settings on first use so `--help` never needs a valid config."""
+
+    def __init__(self, config_path: Path | None) -> None:
+        self.config_path = config_path
+
+    @cached_property
+    def _loaded(self) -> tuple[Settings, Paths]:
+        try:
+            return load_settings(self.config_path)
+        except ConfigError as exc:
+            click.echo(f"memoryd: configuration error\n{exc}", err=True)
+            raise SystemExit(EXIT_USAGE) from exc
+
+    @property
+    def settings(self) -> Settings:
+        return self._loaded[0]
+
+    @property
+    def paths(self) -> Paths:
+        return self._loaded[1]
+
+    def setup_logging(self, stderr: bool = True, to_file: bool = True) -> None:
+        """Log to the state folder's file and (by default) stderr."""
+        from daemon.logs import setup_logging
+
+        log = self.settings.log
+        setup_logging(
+            level=log.level,
+            log_file=self.paths.log_file if to_file else None,
+            max_bytes=log.max_bytes,
+            backups=log.backups,
+            stderr=stderr,
+        )
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> None:
+    """Print `message` for a person and exit with `code`."""
+    click.echo(f"memoryd: {message}", err=True)
+    raise SystemExit(code)

@@ -1,0 +1,241 @@
+"""Settings (TOML file + MEMORYD_ env) and the paths memoryd reads and writes.
+
+Precedence, highest first: constructor arguments, `MEMORYD_…` environment variables
+(nested keys joined with `__`), the TOML file, defaults. Every field is documented in
+`config.example.toml`; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class ConfigError(Exception):
+    """A configuration file or value that memoryd cannot use; the message says where."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SourceSettings(_Section):
+    db: str = Field("", description="Path to opencode.db; empty: $OPENCODE_DB, else $XDG_DATA_HOME/opencode/opencode.db")
+    busy_timeout_ms: int = Field(5000, ge=0, description="How long a read waits while OpenCode holds a write lock")
+
+
+class CaptureSettings(_Section):
+    settle_seconds: float = Field(30, ge=0, description="A session is distilled once no row moved for this long")
+    overlap_ms: int = Field(5000, ge=0, description="Re-read rows this far behind the watermark (late commits)")
+    transcript_chars: int = Field(18000, ge=1000, description="Whole-transcript budget")
+    transcript_head_chars: int = Field(6000, ge=0, description="Kept from the start; the rest of the budget comes from the end")
+    part_text_chars: int = Field(4000, ge=100, description="Cap per text part")
+    tool_input_chars: int = Field(600, ge=50, description="Cap per tool input")
+    tool_output_chars: int = Field(1500, ge=50, description="Cap per tool output")
+    reasoning_hint_chars: int = Field(0, ge=0, le=200, description="Reasoning kept as a hint of at most this many characters (0: only a marker)")
+    max_failed_passes: int = Field(3, ge=1, description="Failed passes on the same transcript before a session is marked failed")
+
+
+class NotesSettings(_Section):
+    target: Literal["auto", "project", "global"] = Field("auto", description="Where notes go")
+    category: str = Field("sessions", min_length=1, description="Category folder for session notes")
+
+
+class LLMSettings(_Section):
+    provider: Literal["extractive", "openai", "anthropic"] = Field("extractive", description="Distiller backend")
+    base_url: str = Field("", description="Model server URL")
+    model: str = Field("", description="Model name")
+    api_key_env: str = Field("", description="Name of the environment variable holding the API key")
+    timeout_s: float = Field(120, gt=0, description="Per-request timeout")
+    max_output_tokens: int = Field(1200, ge=64, description="Output cap per call")
+    temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature")
+    concurrency: int = Field(2, ge=1, le=32, description="Parallel model calls")
+    extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers")
+    disable_thinking: bool = Field(False, description="Send chat_template_kwargs.enable_thinking=false")
+    max_retries: int = Field(3, ge=0, le=10, description="Retries per call within one pass")
+    daily_token_budget: int = Field(0, ge=0, description="Tokens per day, 0: unlimited")
+    daily_call_budget: int = Field(0, ge=0, description="Calls per day, 0: unlimited")
+    fallback: Literal["none", "extractive"] = Field("none", description="What to do when the budget is spent")
+
+
+class MemorySettings(_Section):
+    global_root: str = Field("", description="Global memory tree; empty: $XDG_CONFIG_HOME/opencode/memory")
+    project_roots: list[str] = Field(default_factory=list, description="Extra project worktrees")
+    discover_projects: bool = Field(True, description="Find projects from OpenCode sessions")
+
+
+class SweepSettings(_Section):
+    interval_minutes: float = Field(60, gt=0, description="How often the sweep runs")
+    keep_expired_days: int = Field(30, ge=0, description="Days an expired file stays in .expired/")
+    opencode_memory_db: str = Field("", description="opencode-memory store; empty: $XDG_DATA_HOME/opencode-memory/memory.db")
+
+
+class WatchSettings(_Section):
+    poll: bool = Field(False, description="Poll instead of file-system events")
+    poll_interval_s: float = Field(5, gt=0, description="Polling period")
+    debounce_ms: int = Field(200, ge=0, description="Burst window")
+    reconcile_minutes: float = Field(10, gt=0, description="Full watermark pass period")
+
+
+class ServiceSettings(_Section):
+    shutdown_timeout_s: float = Field(10, gt=0, description="Grace period on SIGTERM")
+    watchdog_s: float = Field(0, ge=0, description="Keep-alive period; 0: from WATCHDOG_USEC")
+
+
+class LogSettings(_Section):
+    level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level")
+    max_bytes: int = Field(5_000_000, ge=10_000, description="Rotate the log file at this size")
+    backups: int = Field(3, ge=0, description="Rotated files kept")
+
+
+class Settings(BaseSettings):
+    """All of memoryd's settings."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORYD_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    source: SourceSettings = Field(default_factory=SourceSettings)
+    capture: CaptureSettings = Field(default_factory=CaptureSettings)
+    notes: NotesSettings = Field(default_factory=NotesSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    sweep: SweepSettings = Field(default_factory=SweepSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The file sits below the environment so MEMORYD_… always wins.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every place memoryd reads or writes, resolved once from the environment."""
+
+    config_file: Path
+    opencode_db: Path
+    state_dir: Path
+    global_root: Path
+    opencode_memory_db: Path
+
+    @property
+    def state_db(self) -> Path:
+        return self.state_dir / "state.db"
+
+    @property
+    def index_db(self) -> Path:
+        return self.state_dir / "index.db"
+
+    @property
+    def transcripts_dir(self) -> Path:
+        return self.state_dir / "transcripts"
+
+    @property
+    def log_file(self) -> Path:
+        return self.state_dir / "memoryd.log"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "memoryd.lock"
+
+
+def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
+    value = env.get(name)
+    if value:
+        return Path(value)
+    return Path(env.get("HOME") or Path.home()) / fallback
+
+
+def default_config_file(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memoryd" / "config.toml"
+
+
+def resolve_paths(settings: Settings, config_file: Path, env: Mapping[str, str] | None = None) -> Paths:
+    """Return the paths for these settings, using XDG defaults where a setting is empty."""
+    env = os.environ if env is None else env
+    data = _xdg(env, "XDG_DATA_HOME", ".local/share")
+    config = _xdg(env, "XDG_CONFIG_HOME", ".config")
+    state = _xdg(env, "XDG_STATE_HOME", ".local/state")
+    db = settings.source.db or env.get("OPENCODE_DB") or str(data / "opencode" / "opencode.db")
+    return Paths(
+        config_file=config_file,
+        opencode_db=Path(db).expanduser(),
+        state_dir=state / "memoryd",
+        global_root=Path(settings.memory.global_root or config / "opencode" / "memory").expanduser(),
+        opencode_memory_db=Path(
+            settings.sweep.opencode_memory_db or data / "opencode-memory" / "memory.db"
+        ).expanduser(),
+    )
+
+
+def _describe(error: ValidationError, origin: str) -> str:
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(p) for p in item["loc"])
+        if item["type"] == "extra_forbidden":
+            lines.append(f"{origin}: unknown key '{key}'")
+        else:
+            lines.append(f"{origin}: key '{key}': {item['msg']} (got {item.get('input')!r})")
+    return "\n".join(lines) + "\nSee config.example.toml for every key and its meaning."
+
+
+def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
+    """Load settings from the TOML file (if present) and the MEMORYD_ environment.
+
+    An explicitly given file must exist; the default one may be absent.
+    Raises ConfigError naming the file and key on any problem.
+    """
+    explicit = config_file is not None
+    path = Path(config_file) if explicit else default_config_file()
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    elif explicit:
+        raise ConfigError(f"{path}: config file not found")
+
+    # Validate the file on its own first, so that an error names the file, not the env.
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, str(path))) from exc
+    bound = type(
+        "Settings",
+        (Settings,),
+        {"model_config": {**Settings.model_config, "toml_file": path if data else None}},
+    )
+    try:
+        settings = bound()
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, "environment (MEMORYD_…)")) from exc
+    return settings, resolve_paths(settings, path)

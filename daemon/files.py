@@ -1,0 +1,83 @@
+"""Atomic, private file writes and safe file names."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unicodedata
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+TEMP_PREFIX = ".memoryd-tmp-"
+
+
+def ensure_dir(path: Path, mode: int = DIR_MODE) -> Path:
+    """Create `path` (and parents) with `mode` if missing; return it."""
+    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    return path
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write `data` to `path` via a temp file in the same folder and a rename.
+
+    A reader (or a crash) sees either the old file or the new one, never a part.
+    """
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        # Not swallowed: the temp file is removed and the error goes on.
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
+    """Write UTF-8 `text` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def write_if_changed(path: Path, text: str, mode: int = FILE_MODE) -> bool:
+    """Write `text` only when the file's bytes differ; return whether it wrote.
+
+    Never writing an unchanged file keeps watchers from looping on our own output.
+    """
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write_bytes(path, data, mode)
+    return True
+
+
+def is_temp_file(path: Path) -> bool:
+    """True for memoryd's own in-flight temp files."""
+    return path.name.startswith(TEMP_PREFIX)
+
+
+_UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
+
+
+def slugify(text: str, max_len: int = 80, fallback: str = "untitled") -> str:
+    """Return a file-name-safe slug: no separators, dots-only names or control chars.
+
+    Unicode letters (CJK included) are kept so titles stay recognisable.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    slug = _UNSAFE.sub("-", text).strip("-._")
+    slug = re.sub(r"-{2,}", "-", slug)
+    # Bound by bytes too: a CJK title can exceed NAME_MAX (255 bytes) quickly.
+    while len(slug) > max_len or len(slug.encode("utf-8")) > 180:
+        slug = slug[:-1]
+    slug = slug.rstrip("-._")
+    return slug or fallback

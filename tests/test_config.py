@@ -1,0 +1,90 @@
+"""Settings: file + env precedence, errors that name file and key, and the example file."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError, Settings, load_settings
+
+EXAMPLE = Path(__file__).parent.parent / "config.example.toml"
+
+
+def test_every_setting_is_documented_in_the_example():
+    example = tomllib.loads(EXAMPLE.read_text())
+    text = EXAMPLE.read_text()
+    for section, field in Settings.model_fields.items():
+        assert section in example, f"[{section}] missing from config.example.toml"
+        sub = field.annotation.model_fields  # type: ignore[union-attr]
+        for key in sub:
+            assert key in example[section], f"{section}.{key} missing from config.example.toml"
+            # Each key has a comment line right above it.
+            assert re.search(rf"# .+\n{re.escape(key)} = ", text), f"{section}.{key} has no comment"
+        for key in example[section]:
+            assert key in sub, f"config.example.toml has {section}.{key}, which Settings lacks"
+
+
+def test_example_file_loads_and_equals_defaults(home):
+    settings, _ = load_settings(EXAMPLE)
+    assert settings.model_dump() == Settings().model_dump()
+
+
+def test_defaults_follow_xdg(home):
+    settings, paths = load_settings()
+    assert settings.llm.provider == "extractive"
+    assert paths.opencode_db == home.data / "opencode" / "opencode.db"
+    assert paths.state_dir == home.state / "memoryd"
+    assert paths.global_root == home.config / "opencode" / "memory"
+
+
+def test_opencode_db_env_and_setting(home, monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "x.db"))
+    assert load_settings()[1].opencode_db == tmp_path / "x.db"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[source]\ndb = "{tmp_path / "y.db"}"\n')
+    assert load_settings(cfg)[1].opencode_db == tmp_path / "y.db"
+
+
+def test_env_overrides_file_with_nested_keys(home, monkeypatch):
+    cfg = home.config / "memoryd" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text('[llm]\nmodel = "from-file"\ntemperature = 0.5\n')
+    monkeypatch.setenv("MEMORYD_LLM__MODEL", "from-env")
+    settings, paths = load_settings()
+    assert settings.llm.model == "from-env"
+    assert settings.llm.temperature == 0.5
+    assert paths.config_file == cfg
+
+
+def test_unknown_key_names_file_and_key(home, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[llm]\nmodle = 'x'\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert str(cfg) in str(err.value) and "llm.modle" in str(err.value)
+
+
+def test_bad_value_names_file_and_key(home, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[capture]\nsettle_seconds = -1\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert str(cfg) in str(err.value) and "capture.settle_seconds" in str(err.value)
+
+
+def test_bad_env_value_is_named(home, monkeypatch):
+    monkeypatch.setenv("MEMORYD_LLM__PROVIDER", "gpt")
+    with pytest.raises(ConfigError, match="llm.provider"):
+        load_settings()
+
+
+def test_broken_toml_and_missing_explicit_file(home, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[llm\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(cfg)
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "absent.toml")
