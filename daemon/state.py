@@ -161,6 +161,9 @@ class StateDB:
             sql, args = sql + " WHERE status = ?", (status,)
         return [SessionRecord(**{k: r[k] for k in _COLUMNS}) for r in self.conn.execute(sql + " ORDER BY session_id", args)]
 
+    def count_records(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM session").fetchone()[0]
+
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
         for status, n in self.conn.execute("SELECT status, COUNT(*) FROM session GROUP BY status"):

@@ -1,0 +1,119 @@
+"""The daily model budget: calls and tokens per local day, kept in the state database.
+
+A call is held (counted as in flight) from the moment it is allowed until it is settled,
+so parallel callers can never together start more calls than the day has left.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import NamedTuple, Protocol
+
+from daemon.capture.distill.base import StopPass
+
+
+class SpendStore(Protocol):
+    """Where spend lives: daemon.state.StateDB."""
+
+    def spend(self, day: str) -> tuple[int, int]: ...
+
+    def add_spend(self, day: str, calls: int, tokens: int) -> None: ...
+
+
+class Limits(NamedTuple):
+    calls: int  # 0: unlimited
+    tokens: int  # 0: unlimited
+
+
+class Spend(NamedTuple):
+    """Today's recorded spend and the daily limits, for `memoryd status`."""
+
+    calls: int
+    tokens: int
+    limits: Limits
+
+
+def estimate_tokens(text: str) -> int:
+    """Return a token estimate for `text` when a server reports no usage (chars / 4)."""
+    return max(1, len(text) // 4)
+
+
+class Budget:
+    """Daily call and token caps, shared by every thread of one daemon."""
+
+    def __init__(
+        self,
+        state_db: SpendStore,
+        daily_calls: int = 0,
+        daily_tokens: int = 0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._db = state_db
+        self.limits = Limits(daily_calls, daily_tokens)
+        self._clock = clock
+        # One lock for the database and the in-flight counters: a check and the hold it
+        # grants must be one step, or two threads could both take the last call.
+        self._lock = threading.Lock()
+        self._held_calls = 0
+        self._held_tokens = 0
+
+    @classmethod
+    def from_settings(cls, state_db: SpendStore, llm: object, clock: Callable[[], float] = time.time) -> Budget:
+        """Return the budget that `llm` (LLMSettings) asks for."""
+        return cls(state_db, llm.daily_call_budget, llm.daily_token_budget, clock)  # type: ignore[attr-defined]
+
+    def day(self) -> str:
+        """Return today's key in the spend table: the local date, YYYY-MM-DD."""
+        return datetime.fromtimestamp(self._clock()).date().isoformat()
+
+    def _refuse_unless_room(self, tokens: int) -> None:
+        calls, spent = self._db.spend(self.day())
+        calls += self._held_calls
+        spent += self._held_tokens
+        if self.limits.calls and calls >= self.limits.calls:
+            raise StopPass(
+                f"daily model call budget spent: {calls} of {self.limits.calls} calls today "
+                "(llm.daily_call_budget); the remaining sessions wait for tomorrow",
+                reason="budget",
+            )
+        if self.limits.tokens and (spent >= self.limits.tokens or spent + tokens > self.limits.tokens):
+            raise StopPass(
+                f"daily model token budget spent: {spent} of {self.limits.tokens} tokens today, "
+                f"the next call needs about {tokens} (llm.daily_token_budget); "
+                "the remaining sessions wait for tomorrow",
+                reason="budget",
+            )
+
+    def check(self, tokens: int = 0) -> None:
+        """Raise StopPass(reason="budget") unless a call of about `tokens` tokens fits today."""
+        with self._lock:
+            self._refuse_unless_room(tokens)
+
+    @contextmanager
+    def reserve(self, tokens: int = 0) -> Iterator[None]:
+        """Check, then hold one call and `tokens` until the block ends; record() inside it."""
+        with self._lock:
+            self._refuse_unless_room(tokens)
+            self._held_calls += 1
+            self._held_tokens += tokens
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held_calls -= 1
+                self._held_tokens -= tokens
+
+    def record(self, calls: int, tokens: int) -> None:
+        """Add `calls` and `tokens` to today's spend."""
+        with self._lock:
+            self._db.add_spend(self.day(), calls, tokens)
+
+    def today(self) -> Spend:
+        """Return today's recorded (calls, tokens, limits)."""
+        with self._lock:
+            calls, tokens = self._db.spend(self.day())
+        return Spend(calls, tokens, self.limits)

@@ -1,0 +1,55 @@
+"""The versioned distillation prompt, and the user turn built from a transcript.
+
+Bump PROMPT_VERSION whenever SYSTEM_PROMPT changes in a way that changes notes: the
+version is recorded per note, and notes made with another version count as stale.
+"""
+
+from __future__ import annotations
+
+from daemon.capture.distill.base import SECTIONS, Transcript
+from daemon.capture.scrub import redact
+
+PROMPT_VERSION = "v1"
+
+_HEADINGS = "\n".join(f"## {name}" for name in SECTIONS)
+
+SYSTEM_PROMPT = f"""\
+You are memoryd's session distiller (prompt {PROMPT_VERSION}). You turn the transcript of one \
+OpenCode coding-agent session into a short, durable Markdown note. A later session reads the \
+note to know what this one did and learned, so keep the evidence of real work:
+- the tasks attempted, and the projects and systems touched;
+- investigations, research, findings and the artifacts produced;
+- the current state: what works now, what is still broken or unfinished;
+- decisions and the rationale for each;
+- failed approaches, and why they failed;
+- gotchas, error causes and the fixes that worked;
+- exact file paths, symbols, commands, config keys and error strings, copied verbatim.
+
+Drop greetings, filler, restated instructions, and repeated or duplicated log output.
+
+Rules:
+- Report only what the transcript shows. Never claim a success, a passing test or a fix \
+that the transcript does not show; when the outcome is unknown or the work was left \
+unfinished, say so.
+- Do not reveal, describe or summarise your reasoning. Output only the note.
+- Never copy a secret (API key, token, password). Anything shown as [REDACTED:…] stays that way.
+- Keep the headings in English; write the content in the language of the session.
+- Be concise: short bullet points, at most about 350 words in all.
+
+Format: Markdown with exactly these `## ` headings, in this order, leaving out any section \
+you have nothing for:
+{_HEADINGS}
+No title, no frontmatter, no code fence around the note, no text before the first heading.
+
+If the session has no meaningful subject, activity, finding, artifact or outcome (an empty \
+handshake, a greeting, an availability check), output exactly JUNK and nothing else."""
+
+
+def user_message(transcript: Transcript) -> str:
+    """Return the user turn for `transcript`, scrubbed again on the way out."""
+    # The pipeline hands over scrubbed text; scrubbing again costs little and guards
+    # against a transcript built by some other path.
+    return redact(
+        f"Distill this OpenCode session ({transcript.tool_calls} tool calls) into a note.\n\n"
+        f"<transcript>\n{transcript.text}\n</transcript>"
+    )

@@ -1,0 +1,89 @@
+"""Render a session note (frontmatter, provenance, sections) and choose where it lives."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from daemon.capture.distill.base import Distilled, SessionInfo
+from daemon.capture.scrub import redact
+from daemon.files import slugify
+
+
+def iso(ms: int) -> str:
+    """Epoch milliseconds → ISO 8601 UTC, second precision."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def project_name(directory: str) -> str:
+    return Path(directory).name or "global"
+
+
+def note_title(session: SessionInfo, distilled: Distilled) -> str:
+    title = session.title.strip() or distilled.summary or session.id
+    return redact(title)[:200]
+
+
+def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> str:
+    """Return the whole note: YAML frontmatter, provenance block, then the body."""
+    meta = {
+        "title": note_title(session, distilled),
+        "description": redact(distilled.summary or session.title)[:300],
+        "kind": "session",
+        "id": session.id,
+        "session_id": session.id,
+        "project": session.directory,
+        "started": iso(session.time_created),
+        "updated": iso(updated_ms),
+        "tags": ["session", slugify(project_name(session.directory), 40)],
+        "distiller": distilled.distiller,
+    }
+    if distilled.prompt_version:
+        meta["prompt_version"] = distilled.prompt_version
+    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=1000)
+    provenance = (
+        f"> Source: OpenCode session `{session.id}` · started {iso(session.time_created)}"
+        f" · project `{session.directory}`\n"
+    )
+    body = redact(distilled.body.strip())
+    return f"---\n{front}---\n\n{provenance}\n{body}\n"
+
+
+def note_filename(session: SessionInfo) -> str:
+    """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
+    day = iso(session.time_created)[:10]
+    tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-8:]
+    return f"{day}-{slugify(session.title or 'session', 60)}-{tail}.md"
+
+
+def project_memory_root(directory: str) -> Path | None:
+    """Return `<worktree>/.memory` if the session's project has one.
+
+    The worktree is the nearest folder up from the session directory holding `.memory`
+    or `.git`; the search stops there so a parent project's tree is never borrowed.
+    """
+    if not directory:
+        return None
+    path = Path(directory)
+    for folder in (path, *path.parents):
+        if (folder / ".memory").is_dir():
+            return folder / ".memory"
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def choose_note_dir(session: SessionInfo, target: str, category: str, global_root: Path) -> Path:
+    """Where a session's note goes: project tree, global tree, or as `notes.target` says."""
+    # A session whose folder is gone (another machine's path, a deleted checkout)
+    # has no project tree to write into.
+    if target == "global" or not Path(session.directory or "/nonexistent").is_dir():
+        return global_root / category
+    project = project_memory_root(session.directory)
+    if target == "project":
+        root = project or (Path(session.directory) / ".memory")
+        return root / category
+    return (project or global_root) / category

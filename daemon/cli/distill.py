@@ -1,0 +1,131 @@
+"""`memoryd distill`: one capture pass, with a progress bar and a summary."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from daemon.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fail
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(min=0), help="Do at most N sessions (oldest first).")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip the N oldest sessions first.")
+@click.option("--session", "session_id", metavar="ID", help="Only this session (ses_…).")
+@click.option("--dry-run", is_flag=True, help="Show what would be distilled; write nothing.")
+@click.option("--force", is_flag=True, help="Redo sessions even if unchanged (costs model calls).")
+@click.option("--redistill-stale", is_flag=True, help="Redo only notes made by another model or prompt version.")
+@click.option(
+    "--settle",
+    type=click.FloatRange(min=0),
+    help="Seconds a session must be quiet before it is distilled (default: capture.settle_seconds).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="List every note written.")
+@click.pass_obj
+def distill(
+    app: AppContext,
+    limit: int | None,
+    offset: int,
+    session_id: str | None,
+    dry_run: bool,
+    force: bool,
+    redistill_stale: bool,
+    settle: float | None,
+    verbose: bool,
+) -> None:
+    """Turn new or changed OpenCode sessions into Markdown notes, once.
+
+    Reads OpenCode's database read-only, builds a bounded, scrubbed transcript of
+    every session that is new or changed since the last pass, and writes one note
+    per session. Unchanged sessions cost nothing; a session still being written
+    (updated within the settle time) waits for the next pass.
+
+    \b
+    Examples:
+      memoryd distill                 # everything new since last time
+      memoryd distill --limit 20      # the 20 oldest, e.g. to try it out
+      memoryd distill --session ses_… --force
+      memoryd distill --dry-run
+
+    Exit status: 0 all well, 1 some sessions failed, 2 bad usage or config.
+    """
+    from daemon.capture.pipeline import PassOptions, close_capture, open_capture
+    from daemon.opencode.reader import SourceError
+
+    settings = app.settings
+    if settle is not None:
+        settings.capture.settle_seconds = settle
+    app.setup_logging(stderr=False)
+    try:
+        capture = open_capture(settings, app.paths)
+    except SourceError as exc:
+        fail(str(exc), EXIT_USAGE)
+    options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale)
+    try:
+        report = _run_with_progress(capture, options)
+    except LookupError as exc:
+        fail(str(exc).strip("'\""), EXIT_USAGE)
+    finally:
+        close_capture(capture)
+
+    _print_report(report, capture, verbose)
+    raise SystemExit(EXIT_FAILED if report.failed else EXIT_OK)
+
+
+def _run_with_progress(capture, options):
+    if not sys.stderr.isatty():
+        return capture.run_pass(options)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("[bold]distilling"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}", style="dim"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(done: int, total: int, title: str) -> None:
+            bar.update(task, completed=done, total=total, description=title[:40])
+
+        return capture.run_pass(options, progress)
+
+
+def _print_report(report, capture, verbose: bool) -> None:
+    echo = click.echo
+    if report.would_distill:
+        echo(f"Would distill {len(report.would_distill)} session(s):")
+        for sid in report.would_distill:
+            echo(f"  {sid}")
+    parts = [
+        f"{len(report.distilled)} distilled",
+        f"{report.unchanged} unchanged",
+        f"{len(report.junk)} junk",
+        f"{len(report.settling)} settling",
+        f"{len(report.failed)} failed",
+    ]
+    if report.pending:
+        parts.append(f"{len(report.pending)} pending")
+    echo(", ".join(parts) + f" ({report.seconds:.1f}s)")
+    if report.calls:
+        echo(f"Model: {report.calls} call(s), {report.tokens} token(s).")
+    if verbose:
+        for path in report.notes.values():
+            echo(f"  note: {path}")
+    if report.settling:
+        echo("Settling sessions were updated in the last capture.settle_seconds; run again later or use --settle 0.")
+    if report.stop_reason == "budget":
+        echo("The daily model budget is spent: the remaining sessions stay pending until tomorrow (see `memoryd status`).")
+    elif report.stop_reason == "auth":
+        echo(f"The model server refused the API key: {report.pending[0][1]}", err=True)
+    for sid, error in report.failed:
+        echo(f"failed: {sid}: {error}", err=True)
+    if report.failed:
+        echo("See `memoryd status` and `memoryd logs --level error`; a failed session is retried when it changes, or with --force.", err=True)
+    for warning in report.warnings[:5]:
+        echo(f"warning: {warning}", err=True)
