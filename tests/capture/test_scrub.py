@@ -1,0 +1,70 @@
+"""The scrubber: table-driven, secrets out, ordinary text (SHAs, UUIDs, base64) intact."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from daemon.capture.scrub import find_secrets, looks_secret, redact
+
+SECRETS = [
+    ("openai_key", "key sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk here", "sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk"),
+    ("openai_key", "OPENAI=sk-abcdefghijklmnopqrstuvwxyz0123", "sk-abcdefghijklmnopqrstuvwxyz0123"),
+    ("anthropic_key", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"),
+    ("github_token", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("github_token", "gho_abcdefghijklmnopqrstuvwxyz0123456789 x", "gho_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("github_token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    ("slack_token", "xoxb-123456789012-abcdefghijkl", "xoxb-123456789012-abcdefghijkl"),
+    ("stripe_key", "sk_live_abcdefghijklmnop1234", "sk_live_abcdefghijklmnop1234"),
+    ("stripe_key", "rk_live_abcdefghijklmnop1234", "rk_live_abcdefghijklmnop1234"),
+    ("aws_access_key_id", "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws_secret_key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("google_api_key", "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"),
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAx"),
+    ("private_key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    ("auth_header", "Authorization: Bearer abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"),
+    ("auth_header", "Authorization: Basic dXNlcjpwYXNzd29yZGxvbmc=", "dXNlcjpwYXNzd29yZGxvbmc="),
+    ("url_credentials", "postgres://admin:s3cretpw@db.internal:5432/app", "s3cretpw"),
+    ("assignment", "DB_PASSWORD=hunter2hunter2", "hunter2hunter2"),
+    ("assignment", '{"api_key": "abcdef123456"}', "abcdef123456"),
+    ("assignment", "password: correcthorsebattery", "correcthorsebattery"),
+    ("assignment", "client_secret = 'zyxwvu987654'", "zyxwvu987654"),
+    ("assignment", "export GITLAB_TOKEN=glpat1234567890", "glpat1234567890"),
+]
+
+CLEAN = [
+    "commit 0123456789abcdef0123456789abcdef01234567",
+    "request id 550e8400-e29b-41d4-a716-446655440000",
+    base64.b64encode(b"the quick brown fox jumps over the lazy dog").decode(),
+    "export OPENAI_API_KEY=$OPENAI_API_KEY",
+    "token = os.environ['TOKEN']",
+    "password: ${DB_PASSWORD}",
+    "read the token docs; a password policy applies",
+    "OPENAI_API_KEY is read by client.py",
+    "https://example.com/path?q=1",
+    "sk-learn is a library; task-runner is a tool",
+]
+
+
+@pytest.mark.parametrize("kind,text,secret", SECRETS, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(SECRETS)])
+def test_secret_is_redacted_visibly(kind, text, secret):
+    out = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}]" in out
+    assert looks_secret(text)
+    assert kind in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_ordinary_text_survives(text):
+    assert redact(text) == text
+    assert not looks_secret(text)
+
+
+def test_redaction_is_idempotent_and_keeps_context():
+    text = "use OPENAI_API_KEY=sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk in client.py"
+    once = redact(text)
+    assert redact(once) == once
+    assert once.startswith("use OPENAI_API_KEY=") and once.endswith(" in client.py")
