@@ -19,10 +19,12 @@ def ensure_dir(path: Path, mode: int = DIR_MODE) -> Path:
     return path
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: bool = True) -> None:
     """Write `data` to `path` via a temp file in the same folder and a rename.
 
     A reader (or a crash) sees either the old file or the new one, never a part.
+    `durable=False` skips the fsync; the caller then syncs a whole batch at once
+    (`sync_all`) before it records the writes as done.
     """
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
@@ -30,7 +32,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -39,12 +42,17 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
+def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE, durable: bool = True) -> None:
     """Write UTF-8 `text` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+    atomic_write_bytes(path, text.encode("utf-8"), mode, durable)
 
 
-def write_if_changed(path: Path, text: str, mode: int = FILE_MODE) -> bool:
+def sync_all() -> None:
+    """Flush every pending write to disk: one call for a batch instead of one per file."""
+    os.sync()
+
+
+def write_if_changed(path: Path, text: str, mode: int = FILE_MODE, durable: bool = True) -> bool:
     """Write `text` only when the file's bytes differ; return whether it wrote.
 
     Never writing an unchanged file keeps watchers from looping on our own output.
@@ -55,7 +63,7 @@ def write_if_changed(path: Path, text: str, mode: int = FILE_MODE) -> bool:
             return False
     except FileNotFoundError:
         pass
-    atomic_write_bytes(path, data, mode)
+    atomic_write_bytes(path, data, mode, durable)
     return True
 
 

@@ -13,6 +13,10 @@ from daemon.capture.scrub import redact
 from daemon.files import slugify
 
 
+# libyaml's dumper when present: the pure-Python one dominated a backfill's profile.
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def iso(ms: int) -> str:
     """Epoch milliseconds → ISO 8601 UTC, second precision."""
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -43,7 +47,7 @@ def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> 
     }
     if distilled.prompt_version:
         meta["prompt_version"] = distilled.prompt_version
-    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=1000)
+    front = yaml.dump(meta, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1000)
     provenance = (
         f"> Source: OpenCode session `{session.id}` · started {iso(session.time_created)}"
         f" · project `{session.directory}`\n"

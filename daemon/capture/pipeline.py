@@ -18,7 +18,7 @@ from daemon.capture.distill.base import Distilled, DistillError, Distiller, Sess
 from daemon.capture.notes import choose_note_dir, note_filename, render_note
 from daemon.capture.transcript import Limits, build_transcript
 from daemon.config import Paths, Settings
-from daemon.files import atomic_write_text, write_if_changed
+from daemon.files import atomic_write_text, sync_all, write_if_changed
 from daemon.logs import get_logger
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import SessionRecord, StateDB
@@ -152,6 +152,7 @@ class Capture:
         self.log = get_logger("memoryd.capture")
         self.limits = Limits.from_settings(settings.capture)
         self._stop: StopPass | None = None
+        self._pending_records: list[SessionRecord] = []  # written notes awaiting one sync + commit
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
 
     # -- choosing sessions ------------------------------------------------------
@@ -169,8 +170,9 @@ class Capture:
         else:
             since = watermark - self.settings.capture.overlap_ms
             ids, _ = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
-            ids |= {r.session_id for r in self.state.records("pending")}
-            ids |= {r.session_id for r in self.state.records() if r.needs_upgrade or (options.redistill_stale and is_stale(r, self.identity))}
+            ids |= set(self.state.ids_to_revisit(upgrades=self.identity.distiller != "extractive"))
+            if options.redistill_stale:
+                ids |= {r.session_id for r in self.state.records("distilled") if is_stale(r, self.identity)}
             infos = self.reader.sessions(sorted(ids))
         # Subagent sessions are part of their parent's note: a moved child moves its parent.
         roots = {i.id: i for i in infos if not i.parent_id}
@@ -272,7 +274,8 @@ class Capture:
             report.would_distill.append(info.id)
             return None
         # The model input is persisted (already scrubbed) before any distiller sees it.
-        write_if_changed(self.paths.transcripts_dir / f"{info.id}.md", transcript.text)
+        # Derived data: no fsync of its own (the batch is synced before it is recorded).
+        write_if_changed(self.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
         base = record or SessionRecord(session_id=info.id)
         return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript)
 
@@ -320,7 +323,21 @@ class Capture:
             done += 1
             if progress:
                 progress(done, total, job.info.title)
+        self._commit_batch()
         return done
+
+    def _commit_batch(self) -> None:
+        """Make the batch's notes durable, then record them: one sync, one transaction.
+
+        A crash before the commit only means the same notes are rewritten next pass.
+        """
+        if not self._pending_records:
+            return
+        sync_all()
+        with self.state.transaction():
+            for record in self._pending_records:
+                self.state.put(record)
+        self._pending_records = []
 
     def _fallback(self, job: _Job) -> Distilled | DistillError:
         assert self.fallback is not None
@@ -344,15 +361,13 @@ class Capture:
             time_done=now_ms,
         )
         if result.junk:
-            self.state.put(replace(record, status="junk", **common))
+            self._pending_records.append(replace(record, status="junk", **common))
             report.junk.append(info.id)
             self.log.info("session.junk", session_id=info.id, title=info.title)
             return
         path = self._note_path(info, record)
-        atomic_write_text(path, render_note(info, result, info.time_updated))
-        # The note is on disk before the record says so: a crash in between only
-        # means the same note is rewritten in place next time.
-        self.state.put(replace(record, status="distilled", note_path=str(path), **common))
+        atomic_write_text(path, render_note(info, result, info.time_updated), durable=False)
+        self._pending_records.append(replace(record, status="distilled", note_path=str(path), **common))
         report.distilled.append(info.id)
         report.notes[info.id] = str(path)
         self.log.info("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)

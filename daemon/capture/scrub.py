@@ -14,12 +14,15 @@ from dataclasses import dataclass
 class Rule:
     kind: str
     pattern: re.Pattern[str]
+    # Lower-case substrings one of which every match contains: a cheap test that lets
+    # most text skip the regex entirely (the scrubber runs on everything written).
+    triggers: tuple[str, ...]
     # Which group holds the secret; 0 = the whole match. Other text in the match is kept.
     group: int = 0
 
 
-def _rule(kind: str, regex: str, group: int = 0, flags: int = 0) -> Rule:
-    return Rule(kind, re.compile(regex, flags), group)
+def _rule(kind: str, triggers: tuple[str, ...], regex: str, group: int = 0) -> Rule:
+    return Rule(kind, re.compile(regex), triggers, group)
 
 
 # Secret-ish value: long enough and not a placeholder word.
@@ -33,22 +36,24 @@ _ASSIGN_KEYS = (
 RULES: tuple[Rule, ...] = (
     _rule(
         "private_key",
+        ("private key",),
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     ),
-    _rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
-    _rule("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _rule("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
-    _rule("github_token", r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
-    _rule("slack_token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
-    _rule("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _rule("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-    _rule("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    _rule("auth_header", r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=\-]{16,})", 1),
-    _rule("url_credentials", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1),
+    _rule("anthropic_key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    _rule("openai_key", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    _rule("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
+    _rule("github_token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
+    _rule("slack_token", ("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    _rule("stripe_key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _rule("aws_access_key_id", ("akia", "asia", "abia", "acca"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule("auth_header", ("bearer", "basic", "token"), r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=\-]{16,})", 1),
+    _rule("url_credentials", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1),
     # AWS secret keys: 40 base64-ish chars, only when named (a bare one is indistinguishable).
     _rule(
         "aws_secret_key",
+        ("aws",),
         r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
         1,
     ),
@@ -56,6 +61,7 @@ RULES: tuple[Rule, ...] = (
     # prefix (OPENAI_API_KEY, DB_PASSWORD), hence the [\w.-]* before it.
     _rule(
         "assignment",
+        ("pass", "pwd", "secret", "token", "key"),
         rf"(?i)\b[\w.-]*(?:{_ASSIGN_KEYS})[\"']?\s*(?::|=|:=)\s*[\"']?({_VALUE})",
         1,
     ),
@@ -74,9 +80,20 @@ def _is_placeholder(value: str) -> bool:
     return bool(_HARMLESS.match(value)) or value.startswith("[REDACTED")
 
 
+# One scan finds which triggers occur; only rules with a trigger present run.
+_TRIGGERS = re.compile("|".join(sorted({re.escape(t) for r in RULES for t in r.triggers}, key=len, reverse=True)))
+
+
+def _candidate_rules(text: str) -> list[Rule]:
+    found = set(_TRIGGERS.findall(text.lower()))
+    if not found:
+        return []
+    return [rule for rule in RULES if found.intersection(rule.triggers)]
+
+
 def redact(text: str) -> str:
     """Return `text` with every secret replaced by `[REDACTED:kind]`."""
-    for rule in RULES:
+    for rule in _candidate_rules(text):
         text = rule.pattern.sub(lambda m, r=rule: _replace(m, r), text)
     return text
 
@@ -97,7 +114,7 @@ def _replace(match: re.Match[str], rule: Rule) -> str:
 def find_secrets(text: str) -> list[str]:
     """Return the kinds of secret found in `text` (empty when clean)."""
     kinds = []
-    for rule in RULES:
+    for rule in _candidate_rules(text):
         for match in rule.pattern.finditer(text):
             if rule.group and _is_placeholder(match.group(rule.group)):
                 continue

@@ -202,6 +202,10 @@ class OpenCodeReader:
             newest = max(newest, message_id)
         return ids, newest
 
+    def newest_update(self) -> int | None:
+        """Epoch ms of the most recently updated session row (for the status lag)."""
+        return retry_busy(lambda: self.conn.execute("SELECT MAX(time_updated) FROM session").fetchone()[0])
+
     def newest_message_id(self) -> str:
         row = retry_busy(lambda: self.conn.execute("SELECT MAX(id) FROM message").fetchone())
         return row[0] or ""

@@ -1,0 +1,192 @@
+"""Gather what `memoryd status` reports, whether or not the daemon runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from daemon.capture.notes import iso
+from daemon.config import Paths, Settings
+
+
+def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """Return the status as plain data (printed as text or as --json)."""
+    from daemon.opencode.reader import OpenCodeReader, SourceError
+    from daemon.service.lock import read_lock
+    from daemon.state import StateDB
+
+    now = clock()
+    out: dict[str, Any] = {"paths": {
+        "config": str(paths.config_file),
+        "opencode_db": str(paths.opencode_db),
+        "state_dir": str(paths.state_dir),
+        "log": str(paths.log_file),
+        "global_root": str(paths.global_root),
+    }}
+    lock = read_lock(paths.lock_file)
+    started = lock.started if lock else None
+    uptime = lock.uptime(datetime.now(timezone.utc)) if lock and started and started.tzinfo else None
+    out["daemon"] = {
+        "running": bool(lock and lock.alive),
+        "pid": lock.pid if lock and lock.alive else None,
+        "uptime_s": int(uptime.total_seconds()) if uptime else None,
+    }
+
+    newest = None
+    try:
+        with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
+            newest = reader.newest_update()
+        out["source"] = {"ok": True, "newest_row": iso(newest) if newest else None}
+    except SourceError as exc:
+        out["source"] = {"ok": False, "error": str(exc)}
+
+    if not paths.state_db.exists():
+        out["state"] = None
+        return out
+    state = StateDB(paths.state_db)
+    try:
+        watermark = state.watermark
+        last_pass = int(state.get_meta("last_pass", "0"))
+        out["state"] = {
+            "watermark": iso(watermark) if watermark else None,
+            "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
+            "last_pass": iso(last_pass) if last_pass else None,
+            "last_sweep": state.get_meta("last_sweep") or None,
+            "sessions": state.counts(),
+            "needs_upgrade": sum(1 for r in state.records() if r.needs_upgrade),
+            "pending": [
+                {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
+                for r in state.records("pending")[:10]
+            ],
+            "failed": [
+                {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
+                for r in state.records("failed")[:10]
+            ],
+            "errors": [
+                {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"]}
+                for e in state.recent_errors(5)
+            ],
+        }
+        out["model"] = _model(settings, state, clock)
+        out["memory"] = _memory_roots(settings, paths, state)
+    finally:
+        state.close()
+    out["checked_at"] = iso(int(now * 1000))
+    return out
+
+
+def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[str, Any]:
+    from daemon.capture.distill.budget import Budget
+
+    llm = settings.llm
+    spend = Budget.from_settings(state, llm, clock).today()
+    out = {
+        "provider": llm.provider,
+        "model": llm.model or None,
+        "calls_today": spend.calls,
+        "tokens_today": spend.tokens,
+        "daily_call_budget": llm.daily_call_budget or None,
+        "daily_token_budget": llm.daily_token_budget or None,
+    }
+    out["budget_spent"] = bool(
+        (llm.daily_call_budget and spend.calls >= llm.daily_call_budget)
+        or (llm.daily_token_budget and spend.tokens >= llm.daily_token_budget)
+    )
+    return out
+
+
+def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str, Any]]:
+    """Each memory tree memoryd knows, with its number of memories and problems."""
+    from daemon.memory.tree import discover_roots, scan
+
+    rows = []
+    project_dirs = sorted({r.project_dir for r in state.records() if r.project_dir})
+    for root in discover_roots(settings, paths, project_dirs):
+        if not root.path.is_dir():
+            continue
+        memories, problems = scan(root)
+        rows.append(
+            {
+                "scope": root.scope,
+                "path": str(root.path),
+                "memories": len(memories),
+                "problems": [str(p) for p in problems[:5]],
+            }
+        )
+    return rows
+
+
+def format_status(data: dict[str, Any]) -> str:
+    """The status as text a person reads top to bottom."""
+    lines: list[str] = []
+    d = data["daemon"]
+    if d["running"]:
+        up = f", up {_duration(d['uptime_s'])}" if d["uptime_s"] is not None else ""
+        lines.append(f"memoryd is running (pid {d['pid']}{up}).")
+    else:
+        lines.append("memoryd is not running. Start it with `memoryd run` or `memoryd service install`.")
+    src = data["source"]
+    if src["ok"]:
+        lines.append(f"OpenCode database: {data['paths']['opencode_db']} (newest row {src['newest_row'] or '—'})")
+    else:
+        lines.append(f"OpenCode database: {src['error']}")
+    st = data.get("state")
+    if st is None:
+        lines.append("No capture pass has run yet: run `memoryd distill`.")
+    else:
+        lag = f", {_duration(st['lag_s'])} behind the newest row" if st["lag_s"] else ", up to date"
+        lines.append(f"Watermark: {st['watermark'] or 'none yet'}{lag}; last pass {st['last_pass'] or 'never'}")
+        c = st["sessions"]
+        lines.append(
+            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['pending']} pending, {c['failed']} failed"
+            + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
+        )
+        for row in st["pending"]:
+            why = f": {row['last_error']}" if row["last_error"] else " (settling or queued)"
+            lines.append(f"  pending {row['session_id']} {row['title'][:40]}{why}")
+        for row in st["failed"]:
+            lines.append(f"  failed  {row['session_id']} {row['title'][:40]}: {row['last_error']}")
+        if st["failed"]:
+            lines.append("  A failed session is retried when it changes; `memoryd distill --session ID --force` retries now.")
+        m = data["model"]
+        if m["provider"] == "extractive":
+            lines.append("Distiller: extractive (no model, no spend).")
+        else:
+            cap = []
+            if m["daily_call_budget"]:
+                cap.append(f"{m['calls_today']}/{m['daily_call_budget']} calls")
+            if m["daily_token_budget"]:
+                cap.append(f"{m['tokens_today']}/{m['daily_token_budget']} tokens")
+            spent = " — budget spent: sessions wait until tomorrow" if m["budget_spent"] else ""
+            lines.append(
+                f"Distiller: {m['provider']} {m['model'] or ''}; today {m['calls_today']} calls, "
+                f"{m['tokens_today']} tokens" + (f" (budget {', '.join(cap)})" if cap else "") + spent
+            )
+        lines.append(f"Last sweep: {st['last_sweep'] or 'never'}")
+        for root in data.get("memory", []):
+            lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
+            for problem in root["problems"]:
+                lines.append(f"  skipped: {problem}")
+        if st["errors"]:
+            lines.append("Recent errors:")
+            for e in st["errors"]:
+                sid = f" [{e['session_id']}]" if e["session_id"] else ""
+                lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
+    lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
