@@ -54,20 +54,30 @@ class NotesSettings(_Section):
 
 
 class LLMSettings(_Section):
-    provider: Literal["extractive", "openai", "anthropic"] = Field("extractive", description="Distiller backend")
-    base_url: str = Field("", description="Model server URL")
-    model: str = Field("", description="Model name")
-    api_key_env: str = Field("", description="Name of the environment variable holding the API key")
-    timeout_s: float = Field(120, gt=0, description="Per-request timeout")
+    provider: Literal["extractive", "openai", "anthropic"] = Field(
+        "extractive", description="Distiller: extractive (no model), openai (any /chat/completions server), anthropic"
+    )
+    base_url: str = Field(
+        "", description="Model server URL; empty: https://api.openai.com/v1 or https://api.anthropic.com"
+    )
+    model: str = Field("", description="Model name as the server knows it, e.g. qwen3:8b; recorded per note")
+    api_key_env: str = Field(
+        "", description="Name of the environment variable holding the API key (never the key itself)"
+    )
+    timeout_s: float = Field(120, gt=0, description="Seconds to wait for one answer")
     max_output_tokens: int = Field(1200, ge=64, description="Output cap per call")
     temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature")
-    concurrency: int = Field(2, ge=1, le=32, description="Parallel model calls")
-    extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers")
-    disable_thinking: bool = Field(False, description="Send chat_template_kwargs.enable_thinking=false")
-    max_retries: int = Field(3, ge=0, le=10, description="Retries per call within one pass")
-    daily_token_budget: int = Field(0, ge=0, description="Tokens per day, 0: unlimited")
-    daily_call_budget: int = Field(0, ge=0, description="Calls per day, 0: unlimited")
-    fallback: Literal["none", "extractive"] = Field("none", description="What to do when the budget is spent")
+    concurrency: int = Field(2, ge=1, le=32, description="Parallel model calls (and pooled connections)")
+    extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers sent on every call")
+    disable_thinking: bool = Field(
+        False, description="Send chat_template_kwargs.enable_thinking=false (openai provider, reasoning models)"
+    )
+    max_retries: int = Field(3, ge=0, le=10, description="Retries per call within one pass (5xx, 429, timeouts)")
+    daily_token_budget: int = Field(0, ge=0, description="Tokens per local day, 0: unlimited")
+    daily_call_budget: int = Field(0, ge=0, description="Calls per local day, 0: unlimited")
+    fallback: Literal["none", "extractive"] = Field(
+        "none", description="When the budget is spent: wait (none) or write extractive notes, upgraded later"
+    )
 
 
 class MemorySettings(_Section):

@@ -51,8 +51,10 @@ class Budget:
         daily_calls: int = 0,
         daily_tokens: int = 0,
         clock: Callable[[], float] = time.time,
+        owns_store: bool = False,
     ) -> None:
         self._db = state_db
+        self._owns_store = owns_store  # close() closes the store only when the budget opened it
         self.limits = Limits(daily_calls, daily_tokens)
         self._clock = clock
         # One lock for the database and the in-flight counters: a check and the hold it
@@ -62,9 +64,12 @@ class Budget:
         self._held_tokens = 0
 
     @classmethod
-    def from_settings(cls, state_db: SpendStore, llm: object, clock: Callable[[], float] = time.time) -> Budget:
+    def from_settings(
+        cls, state_db: SpendStore, llm: object, clock: Callable[[], float] = time.time, owns_store: bool = False
+    ) -> Budget:
         """Return the budget that `llm` (LLMSettings) asks for."""
-        return cls(state_db, llm.daily_call_budget, llm.daily_token_budget, clock)  # type: ignore[attr-defined]
+        calls, tokens = llm.daily_call_budget, llm.daily_token_budget  # type: ignore[attr-defined]
+        return cls(state_db, calls, tokens, clock, owns_store)
 
     def day(self) -> str:
         """Return today's key in the spend table: the local date, YYYY-MM-DD."""
@@ -76,13 +81,13 @@ class Budget:
         spent += self._held_tokens
         if self.limits.calls and calls >= self.limits.calls:
             raise StopPass(
-                f"daily model call budget spent: {calls} of {self.limits.calls} calls today "
+                f"daily model call budget reached: {calls} of {self.limits.calls} calls made today "
                 "(llm.daily_call_budget); the remaining sessions wait for tomorrow",
                 reason="budget",
             )
         if self.limits.tokens and (spent >= self.limits.tokens or spent + tokens > self.limits.tokens):
             raise StopPass(
-                f"daily model token budget spent: {spent} of {self.limits.tokens} tokens today, "
+                f"daily model token budget reached: {spent} of {self.limits.tokens} tokens used today, "
                 f"the next call needs about {tokens} (llm.daily_token_budget); "
                 "the remaining sessions wait for tomorrow",
                 reason="budget",
@@ -117,3 +122,8 @@ class Budget:
         with self._lock:
             calls, tokens = self._db.spend(self.day())
         return Spend(calls, tokens, self.limits)
+
+    def close(self) -> None:
+        """Close the spend store if this budget owns it."""
+        if self._owns_store:
+            self._db.close()  # type: ignore[attr-defined]

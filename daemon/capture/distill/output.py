@@ -24,7 +24,6 @@ _THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
 # Small models decorate the one-word answer (`JUNK`, **JUNK**, JUNK.); anything with
 # more words than that is not the reserved answer.
 _JUNK = re.compile(r"^[`*_\"'\s]*JUNK[`*_\"'.!\s]*$")
-_FENCE = re.compile(r"^```[\w-]*\n(.*?)\n?```$", re.DOTALL)
 _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s*)?(?:\*\*|__)?(?P<name>[^*_#\n]+?)(?:\*\*|__)?\s*:?\s*#*\s*$")
 _REFUSAL = re.compile(
     r"^(?:I'?m sorry|I am sorry|Sorry,|I can(?:no|')t|I cannot|I won'?t|I will not|I am unable|I'm unable"
@@ -66,8 +65,13 @@ def strip_reasoning(text: str) -> str:
 
 
 def _unfence(text: str) -> str:
-    match = _FENCE.match(text)
-    return match.group(1).strip() if match else text
+    """Return the note inside a code fence that wraps it (with or without a preamble)."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if _section_name(line)), None)
+    if first is None or not lines or lines[-1].strip() != "```":
+        return text
+    opening = [i for i in range(first) if lines[i].lstrip().startswith("```")]
+    return "\n".join(lines[opening[-1] + 1 : -1]).strip() if opening else text
 
 
 def _section_name(line: str) -> str | None:
@@ -88,12 +92,13 @@ def split_sections(text: str) -> tuple[str, dict[str, str]]:
             current = found.setdefault(name, [])  # a repeated heading continues its section
         else:
             current.append(line)
-    sections = {}
-    for name in SECTIONS:
-        content = "\n".join(found.get(name, [])).strip()
-        if _LIST_MARK.sub("", content).strip().lower() not in _EMPTY_CONTENT:
-            sections[name] = content
+    sections = {name: "\n".join(found[name]).strip() for name in SECTIONS if name in found}
     return "\n".join(preamble).strip(), sections
+
+
+def _has_content(content: str) -> bool:
+    # Models fill a section they have nothing for with "- None" rather than leave it out.
+    return _LIST_MARK.sub("", content).strip().lower() not in _EMPTY_CONTENT
 
 
 def summarize(sections: dict[str, str]) -> str:
@@ -117,12 +122,13 @@ def read_note(raw: str, source: str) -> Note:
         return Note(junk=True)
     if not text:
         raise DistillError(f"model server {source} returned an empty note")
-    preamble, sections = split_sections(text)
+    preamble, found = split_sections(text)
     excerpt = redact(" ".join(text.split())[:80])
-    if not sections and _REFUSAL.match(preamble):
+    if not found and _REFUSAL.match(preamble):
         raise DistillError(f"model server {source}: the model refused to write a note ({excerpt!r})")
-    if not sections:
+    if not found:
         raise DistillError(f"model server {source} returned no note section heading ({excerpt!r})")
+    sections = {name: content for name, content in found.items() if _has_content(content)}
     if sum(len(c) for c in sections.values()) < MIN_NOTE_CHARS:
         raise DistillError(f"model server {source} returned a note too short to keep ({excerpt!r})")
     body = "\n".join(f"## {name}\n\n{content}\n" for name, content in sections.items())

@@ -1,0 +1,302 @@
+"""The model-backed distiller: one shared httpx client, bounded retries, the budget.
+
+Which failures are worth another try (_Retry), which stop the pass (StopPass: the
+server's state, not the session's), and which fail just this session (DistillError) is
+decided in `_attempt`; tenacity only repeats.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
+
+import httpx
+import structlog
+import tenacity
+
+from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
+from daemon.capture.distill.budget import Budget, estimate_tokens
+from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.distill.output import read_note
+from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
+from daemon.capture.scrub import redact
+
+log = structlog.get_logger(__name__)
+
+RETRY_AFTER_CAP_S = 60.0  # a server asking for a longer pause is retried next pass instead
+BACKOFF = tenacity.wait_exponential_jitter(initial=1, max=30, jitter=1)
+USER_AGENT = "memoryd"
+
+
+class Dialect(Protocol):
+    """One wire format: where to post, what to send, how to read the answer (pure)."""
+
+    provider: str
+
+    def endpoint(self, base_url: str) -> str: ...
+
+    def key_env(self, base_url: str) -> str: ...
+
+    def headers(self, api_key: str) -> dict[str, str]: ...
+
+    def body(self, llm: Any, system: str, user: str) -> dict[str, Any]: ...
+
+    def usage(self, data: Any) -> int | None: ...
+
+    def text(self, data: Any) -> str: ...
+
+
+class _Retry(Exception):
+    """A failure worth another attempt; `retry_after` is the server's requested pause."""
+
+    def __init__(self, message: str, retry_after: float | None = None, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.unreachable = unreachable  # no connection at all: the server, not the session
+
+
+def make_client(llm: Any) -> httpx.Client:
+    """Return the daemon's one HTTP client for LLMSettings `llm`, pooled to its concurrency."""
+    return httpx.Client(
+        timeout=httpx.Timeout(llm.timeout_s, connect=min(llm.timeout_s, 10.0)),
+        limits=httpx.Limits(max_connections=llm.concurrency, max_keepalive_connections=llm.concurrency),
+        headers={"user-agent": USER_AGENT},
+    )
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Return the pause a Retry-After header asks for, in seconds (delta or HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are GMT; a zone-less one is read as such
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def _server_message(response: httpx.Response) -> str:
+    """Return the error text a server put in its body, short."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message: Any = None
+    if isinstance(data, dict):
+        error = data.get("error", data.get("message"))
+        message = error.get("message") if isinstance(error, dict) else error
+    if not message:
+        message = response.text
+    return " ".join(str(message).split())[:200]
+
+
+class ModelDistiller:
+    """Distills a transcript with one model server; safe to call from `concurrency` threads."""
+
+    def __init__(
+        self,
+        llm: Any,
+        dialect: Dialect,
+        *,
+        api_key: str,
+        key_env: str,
+        client: httpx.Client,
+        budget: Budget | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.llm = llm
+        self.dialect = dialect
+        self.name = f"{dialect.provider}:{llm.model}"
+        self.prompt_version = PROMPT_VERSION
+        self.concurrency = llm.concurrency
+        self.url = dialect.endpoint(llm.base_url)
+        self._key = api_key
+        self._key_env = key_env
+        self._client = client
+        self._budget = budget
+        self._sleep = sleep
+        self._clock = clock
+        self._headers = httpx.Headers({"content-type": "application/json", **dialect.headers(api_key)})
+        # Case-insensitive merge: a configured "Anthropic-Version" replaces the default.
+        self._headers.update(llm.extra_headers)
+        self._slots = threading.BoundedSemaphore(llm.concurrency)
+
+    # -- the Distiller interface ------------------------------------------------
+
+    def distill(self, transcript: Transcript) -> Distilled:
+        """Return the model's note for `transcript`, or junk; raise DistillError/StopPass."""
+        if obviously_junk(transcript):
+            return Distilled(junk=True, distiller=self.name, prompt_version=self.prompt_version)
+        self._require_key()
+        user = user_message(transcript)
+        body = self.dialect.body(self.llm, SYSTEM_PROMPT, user)
+        # Reserve what the call may cost at most: its input plus a full answer.
+        estimate = estimate_tokens(SYSTEM_PROMPT + user) + self.llm.max_output_tokens
+        with self._reserve(estimate), self._slots:
+            response = self._post(body)
+            data, tokens = self._settle(response, SYSTEM_PROMPT + user)
+        try:
+            text = self.dialect.text(data)
+        except ValueError as exc:
+            raise DistillError(self._clean(f"model server {self.url}: {exc}")) from None
+        note = read_note(text, self.url)
+        return Distilled(
+            junk=note.junk,
+            body=note.body,
+            summary=note.summary,
+            distiller=self.name,
+            prompt_version=self.prompt_version,
+            calls=1,
+            tokens=tokens,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client and its connections (and the budget's own store, if any)."""
+        self._client.close()
+        if self._budget is not None:
+            self._budget.close()
+
+    # -- steps --------------------------------------------------------------------
+
+    def _require_key(self) -> None:
+        if self._key_env and not self._key:
+            raise StopPass(
+                f"model server {self.url} needs an API key, but ${self._key_env} is not set in "
+                "memoryd's environment (llm.api_key_env; for the service, set it in the unit's "
+                "Environment= or EnvironmentFile=)",
+                reason="auth",
+            )
+
+    def _reserve(self, tokens: int) -> AbstractContextManager[None]:
+        return nullcontext() if self._budget is None else self._budget.reserve(tokens)
+
+    def _settle(self, response: httpx.Response, sent: str) -> tuple[Any, int]:
+        """Record the answered call in the budget, then return (decoded JSON, tokens used)."""
+        try:
+            data: Any = response.json()
+        except ValueError:
+            data = None
+        tokens = self.dialect.usage(data) if data is not None else None
+        if tokens is None:
+            tokens = estimate_tokens(sent + response.text)
+        # An answered call is spent whatever its content: record before judging it.
+        if self._budget is not None:
+            self._budget.record(1, tokens)
+        if data is None:
+            excerpt = redact(" ".join(response.text.split())[:80])
+            raise DistillError(self._clean(f"model server {self.url} returned malformed JSON ({excerpt!r})"))
+        return data, tokens
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """POST `body`, retrying what is worth retrying; return the 2xx response."""
+        attempts = self.llm.max_retries + 1
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            retry=tenacity.retry_if_exception_type(_Retry),
+            wait=self._wait,
+            sleep=self._sleep,
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, body)
+        except _Retry as exc:
+            message = self._clean(f"model server {self.url}: {exc}; gave up after {attempts} attempts")
+            if exc.unreachable:
+                # A stopped server is no session's fault: keep them all pending, untouched,
+                # instead of charging each a failed attempt until it is marked failed.
+                raise StopPass(message + "; is it running? Sessions stay pending", reason="unavailable") from None
+            raise DistillError(message, retryable=True) from None
+
+    def _attempt(self, body: dict[str, Any]) -> httpx.Response:
+        """One request; sort any failure into retry, stop-the-pass, or fail-this-session."""
+        try:
+            response = self._client.post(self.url, json=body, headers=self._headers)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise _Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True) from exc
+        except httpx.TimeoutException as exc:
+            raise _Retry(f"no answer within {self.llm.timeout_s:g} s (llm.timeout_s)") from exc
+        except httpx.TransportError as exc:
+            raise _Retry(f"cannot reach the server ({type(exc).__name__}: {exc})") from exc
+        status = response.status_code
+        if status < 300:
+            return response
+        detail = redact(_server_message(response))
+        if status in (401, 403):
+            raise StopPass(self._auth_message(status, detail), reason="auth")
+        if status in (429, 503):
+            wait = parse_retry_after(response.headers.get("retry-after"), self._clock())
+            if wait is not None and wait > RETRY_AFTER_CAP_S:
+                # Rate limits and overload are the server's state, not this session's: stop
+                # the pass (a StopPass is a retryable DistillError) and leave sessions pending.
+                raise StopPass(
+                    self._clean(
+                        f"model server {self.url} answered HTTP {status} and asks to wait {wait:.0f} s, "
+                        f"more than {RETRY_AFTER_CAP_S:.0f} s; trying again next pass"
+                    ),
+                    reason="rate_limit",
+                )
+            raise _Retry(f"HTTP {status} ({detail})", retry_after=wait)
+        if status >= 500 or status == 408:
+            raise _Retry(f"HTTP {status} ({detail})")
+        if status == 404:
+            # Wrong base_url or an unknown model: every session would fail the same way.
+            raise StopPass(
+                self._clean(
+                    f"model server {self.url} answered HTTP 404 ({detail}): check llm.base_url "
+                    f"(Ollama: http://127.0.0.1:11434/v1) and that llm.model = {self.llm.model!r} exists there"
+                ),
+                reason="config",
+            )
+        # Other 4xx (context too long, bad parameter): this request will not get better.
+        raise DistillError(self._clean(f"model server {self.url} answered HTTP {status} ({detail})"), retryable=False)
+
+    def _auth_message(self, status: int, detail: str) -> str:
+        if self._key_env:
+            text = (
+                f"model server {self.url} rejected the API key from ${self._key_env} (HTTP {status}: {detail}); "
+                "check the key, or llm.api_key_env"
+            )
+        else:
+            text = (
+                f"model server {self.url} wants an API key (HTTP {status}: {detail}); set llm.api_key_env "
+                "to the name of the environment variable that holds it"
+            )
+        return self._clean(text)
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _Retry) and exc.retry_after is not None:
+            return exc.retry_after
+        return BACKOFF(state)
+
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        log.warning(
+            "model call failed, retrying",
+            url=self.url,
+            attempt=state.attempt_number,
+            wait_s=round(wait, 2),
+            error=self._clean(str(exc)),
+        )
+
+    def _clean(self, text: str) -> str:
+        """Return `text` with secrets redacted, this server's key included whatever its shape."""
+        # Short keys ("x" for servers that want any key) would mangle the text, and are not secrets.
+        if len(self._key) >= 8:
+            text = text.replace(self._key, "[REDACTED:api_key]")
+        return redact(text)
+
