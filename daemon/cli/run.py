@@ -1,0 +1,34 @@
+"""`memoryd run`: the daemon in the foreground, as the service units start it."""
+
+from __future__ import annotations
+
+import click
+
+from daemon.cli.context import EXIT_USAGE, AppContext, fail
+
+
+@click.command()
+@click.pass_obj
+def run(app: AppContext) -> None:
+    """Run the daemon in the foreground until SIGTERM or Ctrl-C.
+
+    It watches OpenCode's database and turns each session into a note once it has
+    been quiet for capture.settle_seconds; keeps index.md, ROOT.md and the search
+    index in step with your memory trees; sweeps expired memories on schedule.
+    It costs nothing while nothing changes.
+
+    \b
+    Usually started by the login service: `memoryd service install`.
+    Ctrl-C (or SIGTERM) stops it cleanly; a second Ctrl-C forces it.
+    SIGHUP reloads the configuration. Logs: `memoryd logs -f`.
+    """
+    from daemon.service.lock import AlreadyRunning
+    from daemon.service.loop import Daemon
+
+    app.setup_logging(stderr=True)
+    daemon = Daemon(app.settings, app.paths, app.config_path)
+    try:
+        code = daemon.run()
+    except AlreadyRunning as exc:
+        fail(str(exc), EXIT_USAGE)
+    raise SystemExit(code)

@@ -1,0 +1,174 @@
+"""The work the daemon does, one method per kind; all of it runs on the worker thread.
+
+Each method is the same code path the CLI uses (`memoryd distill`, `compile`, `sweep`),
+plus the cheap checks that let an idle daemon do almost nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from daemon.capture.notes import iso
+from daemon.config import Paths, Settings
+from daemon.logs import get_logger
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    distilled: int
+    recheck_in: float | None  # seconds until a settling session should be quiet
+    new_roots: bool  # a session ran in a project memoryd did not know yet
+
+
+class Jobs:
+    """Capture, tree refresh and sweep for `memoryd run`."""
+
+    def __init__(self, settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> None:
+        from daemon.memory.index import SearchIndex
+        from daemon.state import StateDB
+
+        self.settings = settings
+        self.paths = paths
+        self.clock = clock
+        self.log = get_logger("memoryd.jobs")
+        self.state = StateDB(paths.state_db)
+        self.index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+        self._capture = None
+        self._data_version: int | None = None
+        self._replaced = threading.Event()
+        self._stop = threading.Event()
+        self._source_error = ""
+        self._project_dirs = self._known_project_dirs()
+
+    # -- capture -----------------------------------------------------------------------
+
+    def _open_capture(self):  # noqa: ANN202 - Capture, imported lazily
+        from daemon.capture.pipeline import open_capture
+        from daemon.opencode.reader import SourceError
+
+        if self._replaced.is_set() and self._capture is not None:
+            # OpenCode's database was deleted or replaced: a connection to the old inode
+            # would read a file nobody writes any more.
+            self._replaced.clear()
+            self._close_capture()
+            self.log.info("source.reopened", db=str(self.paths.opencode_db))
+        if self._capture is None:
+            try:
+                self._capture = open_capture(self.settings, self.paths, self.clock)
+            except SourceError as exc:
+                if str(exc) != self._source_error:
+                    self.log.warning("source.unavailable", error=str(exc))
+                self._source_error = str(exc)
+                return None
+            self._source_error = ""
+            self._capture.should_stop = self._stop.is_set
+            self._data_version = None
+        return self._capture
+
+    def capture(self, full: bool = False) -> CaptureResult | None:
+        """Run a capture pass if anything can have changed; None when there is no source."""
+        capture = self._open_capture()
+        if capture is None:
+            return None
+        version = capture.reader.data_version()
+        if not full and version == self._data_version and not self.state.ids_to_revisit(upgrades=False):
+            return CaptureResult(0, None, False)  # nothing committed since the last pass
+        self._data_version = version
+        report = capture.run_pass()
+        recheck = None
+        if report.settling:
+            now_ms = int(self.clock() * 1000)
+            due = report.next_settled_ms or now_ms + int(self.settings.capture.settle_seconds * 1000)
+            recheck = max(0.05, (due - now_ms) / 1000)
+        dirs = self._known_project_dirs()
+        new_roots = bool(dirs - self._project_dirs)
+        self._project_dirs = dirs
+        return CaptureResult(len(report.distilled), recheck, new_roots)
+
+    def source_replaced(self) -> None:
+        """Called from the observer thread: reopen the database before the next pass."""
+        self._replaced.set()
+
+    def _known_project_dirs(self) -> set[str]:
+        return {
+            row[0]
+            for row in self.state.conn.execute("SELECT DISTINCT project_dir FROM session WHERE project_dir != ''")
+        }
+
+    # -- trees ------------------------------------------------------------------------
+
+    def roots(self) -> list:
+        """Every memory tree that exists: global, configured, and the sessions' projects."""
+        from daemon.memory.tree import discover_roots
+
+        dirs = [Path(d) for d in sorted(self._project_dirs)] if self.settings.memory.discover_projects else []
+        return discover_roots(self.settings, self.paths, dirs)
+
+    def refresh_tree(self, root_path: Path) -> None:
+        """Recompile a tree's index.md / ROOT.md and bring its search entries up to date."""
+        from daemon.memory.compile import compile_root
+        from daemon.memory.tree import scan
+
+        root = next((r for r in self.roots() if r.path == root_path), None)
+        if root is None:
+            return
+        memories, _problems = scan(root)
+        written = compile_root(root, memories)
+        changed = self.index.sync_root(root)
+        if written or changed:
+            self.log.info(
+                "tree.compiled", root=str(root.path), written=[str(p) for p in written], index_changes=changed
+            )
+
+    # -- sweep -----------------------------------------------------------------------
+
+    def sweep(self) -> None:
+        from daemon.memory.sweep import sweep
+
+        now = datetime.fromtimestamp(self.clock(), UTC)
+        report = sweep(
+            self.roots(),
+            now,
+            self.settings.sweep.keep_expired_days,
+            self.paths.opencode_memory_db,
+            index=self.index,
+        )
+        self.state.set_meta("last_sweep", iso(int(self.clock() * 1000)))
+        self.log.info(
+            "sweep.done",
+            moved=len(report.moved),
+            purged=len(report.purged),
+            store_deleted=report.store_deleted,
+            problems=len(report.problems),
+        )
+
+    # -- status and shutdown ---------------------------------------------------------
+
+    def status_line(self) -> str:
+        counts = self.state.counts()
+        line = (
+            f"{counts['distilled']} notes, {counts['pending']} pending, {counts['failed']} failed, "
+            f"{len(self._project_dirs)} projects"
+        )
+        return f"{line}; waiting for {self.paths.opencode_db}" if self._source_error else line
+
+    def request_stop(self) -> None:
+        """Ask a running pass to stop after the session it is on."""
+        self._stop.set()
+
+    def _close_capture(self) -> None:
+        from daemon.capture.pipeline import close_capture
+
+        if self._capture is not None:
+            close_capture(self._capture)
+            self._capture = None
+
+    def close(self) -> None:
+        self._close_capture()
+        self.index.close()
+        self.state.close()

@@ -1,0 +1,418 @@
+"""The daemon loop: watchers → debounced work queue → one worker; scheduled jobs; signals.
+
+The loop only decides *when* work happens. The work itself (a capture pass, compiling
+a tree, a sweep) is done by `daemon.service.jobs.Jobs`, the same code the CLI runs.
+File-system events never do work on the observer thread: they mark a kind of work
+as due, and the worker does it once the burst is over.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.config import ConfigError, Paths, Settings, load_settings
+from daemon.files import is_temp_file
+from daemon.logs import get_logger
+
+# Kinds of work. A tree's work is keyed by its root path.
+CAPTURE = "capture"
+RECONCILE = "reconcile"
+SWEEP = "sweep"
+ROOTS = "roots"  # re-discover memory roots (a new project tree may exist)
+TREE = "tree:"  # + root path
+
+
+class WorkQueue:
+    """Due times per kind of work; a burst of marks for one kind is one item.
+
+    `mark(kind, delay)` makes the kind due `delay` seconds from now, or keeps the
+    earlier time if it is already due sooner, unless `trailing`: then each mark pushes
+    it back (a debounce window that closes when the burst is over).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._due: dict[str, float] = {}
+        self._cond = threading.Condition()
+        self._clock = clock
+        self._closed = False
+
+    def mark(self, kind: str, delay: float = 0.0, trailing: bool = False) -> None:
+        with self._cond:
+            at = self._clock() + delay
+            current = self._due.get(kind)
+            self._due[kind] = at if current is None or trailing else min(current, at)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def pending(self) -> dict[str, float]:
+        with self._cond:
+            return dict(self._due)
+
+    def take(self, timeout: float | None = None) -> str | None:
+        """Block until a kind is due and return it (earliest first); None when closed or timed out."""
+        deadline = None if timeout is None else self._clock() + timeout
+        with self._cond:
+            while not self._closed:
+                now = self._clock()
+                if self._due:
+                    kind, at = min(self._due.items(), key=lambda item: item[1])
+                    if at <= now:
+                        del self._due[kind]
+                        return kind
+                    wait = at - now
+                else:
+                    wait = None
+                if deadline is not None:
+                    if now >= deadline:
+                        return None
+                    wait = deadline - now if wait is None else min(wait, deadline - now)
+                self._cond.wait(wait)
+            return None
+
+
+@dataclass
+class Health:
+    """What the worker last did, for STATUS= lines and the watchdog."""
+
+    started: float = field(default_factory=time.monotonic)
+    busy_since: float | None = None
+    last_kind: str = ""
+    passes: int = 0
+    distilled: int = 0
+    errors: int = 0
+    status_line: str = "starting"
+
+
+class Daemon:
+    """`memoryd run`: everything that keeps memory up to date while the user works."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        paths: Paths,
+        config_path: Path | None = None,
+        notifier: Any = None,
+        jobs_factory: Callable[[Settings, Paths], Any] | None = None,
+    ) -> None:
+        from daemon.service.notify import Notifier
+
+        self.settings = settings
+        self.paths = paths
+        self.config_path = config_path
+        self.notifier = notifier or Notifier()
+        self.log = get_logger("memoryd.daemon")
+        self.queue = WorkQueue()
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.health = Health()
+        self._jobs_factory = jobs_factory or _default_jobs
+        self.jobs: Any = None
+        self._observer: Any = None
+        self._watched: dict[str, Any] = {}  # path → watch handle
+        self._scheduler: Any = None
+        self._worker: threading.Thread | None = None
+        self._jobs_ready = threading.Event()
+        self._watch_lock = threading.Lock()  # the worker and the scheduler both add watches
+        self._reload = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def run(self) -> int:
+        """Run until SIGTERM/SIGINT; return the exit code. Call from the main thread."""
+        from daemon.service.lock import AlreadyRunning, InstanceLock
+        from daemon.service.signals import SignalHandlers
+
+        try:
+            lock = InstanceLock(self.paths.lock_file)
+            lock.acquire()
+        except AlreadyRunning as exc:
+            self.log.error("daemon.already_running", pid=exc.pid, lock=str(self.paths.lock_file))
+            raise
+        try:
+            with SignalHandlers(stop=self.stop, on_reload=self._reload.set):
+                return self._serve()
+        finally:
+            lock.release()
+
+    def _serve(self) -> int:
+        self.log.info("daemon.starting", pid=os.getpid(), db=str(self.paths.opencode_db))
+        self._start()
+        try:
+            watchdog = self.notifier.watchdog_interval() or 10.0
+            while not self.stop.wait(min(watchdog, 1.0) if self._reload.is_set() else watchdog):
+                if self._reload.is_set():
+                    self._reload.clear()
+                    self._do_reload()
+                if self._healthy():
+                    self.notifier.watchdog()
+            self.log.info("daemon.stopping")
+            self.notifier.stopping()
+        finally:
+            self._shutdown()
+        self.log.info("daemon.stopped")
+        return 0
+
+    def _start(self) -> None:
+        self._jobs_ready = threading.Event()
+        self._worker = threading.Thread(target=self._work, name="memoryd-worker", daemon=True)
+        self._worker.start()
+        # The worker owns the jobs (and their SQLite connections); watchers start once
+        # they exist, so no event arrives before there is anything to handle it.
+        self._jobs_ready.wait(30)
+        self._start_watchers()
+        self._start_scheduler()
+        # The first reconcile runs before READY=1: the service is only "up" once it works.
+        self.queue.mark(RECONCILE)
+
+    def _shutdown(self) -> None:
+        self.queue.close()
+        if self.jobs is not None:
+            self.jobs.request_stop()
+        self._stop_scheduler()
+        self._stop_watchers()
+        if self._worker is not None:
+            self._worker.join(self.settings.service.shutdown_timeout_s)
+            if self._worker.is_alive():
+                # A long model call: the note is never half-written (atomic writes), and
+                # the session is simply redone at the next start.
+                self.log.warning("daemon.worker_abandoned", kind=self.health.last_kind)
+
+    def _healthy(self) -> bool:
+        """The worker is idle, or busy for less than a long model call could take."""
+        busy = self.health.busy_since
+        limit = max(600.0, self.settings.llm.timeout_s * (self.settings.llm.max_retries + 2))
+        return self._worker is not None and self._worker.is_alive() and (busy is None or time.monotonic() - busy < limit)
+
+    def _do_reload(self) -> None:
+        self.notifier.reloading()
+        try:
+            settings, paths = load_settings(self.config_path)
+        except ConfigError as exc:
+            self.log.error("daemon.reload_failed", error=str(exc), hint="keeping the previous configuration")
+            self.notifier.ready()
+            return
+        self.log.info("daemon.reloading")
+        self.queue.close()
+        if self.jobs is not None:
+            self.jobs.request_stop()
+        if self._worker is not None:
+            self._worker.join(self.settings.service.shutdown_timeout_s)
+        self._stop_scheduler()
+        self._stop_watchers()
+        self.settings, self.paths = settings, paths
+        self.queue = WorkQueue()
+        self._start()
+        self.notifier.ready()
+        self.log.info("daemon.reloaded")
+
+    # -- the worker ---------------------------------------------------------------
+
+    def _work(self) -> None:
+        queue = self.queue
+        self.jobs = self._jobs_factory(self.settings, self.paths)
+        self._jobs_ready.set()
+        try:
+            while True:
+                kind = queue.take()
+                if kind is None:
+                    return
+                self._run_one(kind)
+        finally:
+            self.jobs.close()
+
+    def _run_one(self, kind: str) -> None:
+        self.health.busy_since = time.monotonic()
+        self.health.last_kind = kind
+        try:
+            self._do(kind)
+        except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
+            self.health.errors += 1
+            self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
+        finally:
+            self.health.busy_since = None
+        if kind == RECONCILE and not self.ready.is_set():
+            self.ready.set()
+            self.notifier.ready()
+            self.log.info("daemon.ready")
+
+    def _do(self, kind: str) -> None:
+        jobs = self.jobs
+        if kind in (CAPTURE, RECONCILE):
+            result = jobs.capture(full=kind == RECONCILE)
+            self.health.passes += 1
+            if result is not None:
+                self.health.distilled += result.distilled
+                if result.recheck_in is not None:
+                    # A session is settling: look again when it should have gone quiet,
+                    # even if OpenCode writes nothing more.
+                    self.queue.mark(CAPTURE, result.recheck_in)
+                if result.new_roots:
+                    self.queue.mark(ROOTS)
+            if kind == RECONCILE:
+                self._sync_root_watches()
+                for root in jobs.roots():
+                    self.queue.mark(TREE + str(root.path))
+            self._status()
+        elif kind == ROOTS:
+            self._sync_root_watches()
+        elif kind.startswith(TREE):
+            jobs.refresh_tree(Path(kind[len(TREE) :]))
+        elif kind == SWEEP:
+            jobs.sweep()
+            self._status()
+
+    def _status(self) -> None:
+        line = self.jobs.status_line()
+        self.health.status_line = line
+        self.notifier.status(line)
+
+    # -- watchers ------------------------------------------------------------------
+
+    def _start_watchers(self) -> None:
+        from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
+
+        watch = self.settings.watch
+        self._observer = PollingObserver(timeout=watch.poll_interval_s) if watch.poll else Observer()
+        self._observer.name = "memoryd-observer"
+        self._observer.daemon = True
+        self._watched = {}
+        self._watch_database()
+        self._observer.start()
+
+    def _stop_watchers(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(5)
+            self._observer = None
+
+    def _watch_database(self) -> None:
+        folder = self.paths.opencode_db.parent
+        with self._watch_lock:
+            if folder.is_dir() and str(folder) not in self._watched:
+                handler = _DatabaseEvents(self.paths.opencode_db.name, self._on_database_event)
+                self._watched[str(folder)] = self._observer.schedule(handler, str(folder), recursive=False)
+                return
+        if not folder.is_dir():
+            self.log.warning(
+                "source.waiting", db=str(self.paths.opencode_db), hint="OpenCode has not created its database yet"
+            )
+
+    def _sync_root_watches(self) -> None:
+        """Watch every memory root that exists now; stop watching ones that are gone."""
+        if self._observer is None or self.jobs is None:
+            return
+        wanted = {str(root.path) for root in self.jobs.roots() if root.path.is_dir()}
+        db_folder = str(self.paths.opencode_db.parent)
+        with self._watch_lock:
+            for path in list(self._watched):
+                if path != db_folder and path not in wanted:
+                    self._observer.unschedule(self._watched.pop(path))
+            for path in sorted(wanted - set(self._watched)):
+                handler = _TreeEvents(Path(path), self._on_tree_event)
+                self._watched[path] = self._observer.schedule(handler, path, recursive=True)
+                self.queue.mark(TREE + path)
+                self.log.info("tree.watching", root=path)
+
+    def _on_database_event(self, replaced: bool) -> None:
+        debounce = self.settings.watch.debounce_ms / 1000
+        if replaced:
+            self.jobs.source_replaced()
+        self.queue.mark(CAPTURE, debounce, trailing=True)
+
+    def _on_tree_event(self, root: Path) -> None:
+        self.queue.mark(TREE + str(root), self.settings.watch.debounce_ms / 1000, trailing=True)
+
+    # -- scheduler -------------------------------------------------------------------
+
+    def _start_scheduler(self) -> None:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        watch, sweep = self.settings.watch, self.settings.sweep
+        scheduler = BackgroundScheduler(
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60}, daemon=True
+        )
+        # Jobs only mark work as due: the one worker does it, so jobs never overlap.
+        scheduler.add_job(self.queue.mark, "interval", args=[SWEEP], minutes=sweep.interval_minutes, id="sweep")
+        scheduler.add_job(
+            self.queue.mark, "interval", args=[RECONCILE], minutes=watch.reconcile_minutes, id="reconcile"
+        )
+        if watch.poll or not self.paths.opencode_db.parent.is_dir():
+            # Polling mode, or a database folder that does not exist yet: a cheap check
+            # (PRAGMA data_version, or the file appearing) every few seconds.
+            scheduler.add_job(self._poll, "interval", seconds=watch.poll_interval_s, id="poll")
+        scheduler.start()
+        self._scheduler = scheduler
+        self.queue.mark(SWEEP, 5.0)  # one sweep soon after start, then on schedule
+
+    def _poll(self) -> None:
+        if not self.paths.opencode_db.exists():
+            return
+        if self._observer is not None:
+            self._watch_database()  # the folder may have appeared since the start
+        self.queue.mark(CAPTURE)
+
+    def _stop_scheduler(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None
+
+
+class _DatabaseEvents:
+    """watchdog handler: changes to opencode.db and its WAL mean "look again"."""
+
+    def __init__(self, db_name: str, callback: Callable[[bool], None]) -> None:
+        self.names = {db_name, f"{db_name}-wal"}
+        self.db_name = db_name
+        self.callback = callback
+
+    def dispatch(self, event: Any) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        names = {Path(event.src_path).name, Path(getattr(event, "dest_path", "") or "").name}
+        if not names & self.names:
+            return
+        replaced = self.db_name in names and event.event_type in ("created", "deleted", "moved")
+        self.callback(replaced)
+
+
+class _TreeEvents:
+    """watchdog handler: a Markdown change under a memory root means "recompile it"."""
+
+    def __init__(self, root: Path, callback: Callable[[Path], None]) -> None:
+        self.root = root
+        self.callback = callback
+
+    def dispatch(self, event: Any) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if raw and _relevant(self.root, Path(os.fsdecode(raw))):
+                self.callback(self.root)
+                return
+
+
+def _relevant(root: Path, path: Path) -> bool:
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    if not parts or parts[0] == ".expired" or any(p.startswith(".") and p != ".memory" for p in parts):
+        return False
+    return path.suffix == ".md" and not is_temp_file(path) or path.suffix == ""
+
+
+def _default_jobs(settings: Settings, paths: Paths) -> Any:
+    from daemon.service.jobs import Jobs
+
+    return Jobs(settings, paths)

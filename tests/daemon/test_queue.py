@@ -1,0 +1,55 @@
+"""The work queue: bursts become one item, the earliest due comes first, close unblocks."""
+
+from __future__ import annotations
+
+import threading
+
+from daemon.service.loop import WorkQueue
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_of_marks_is_one_item_after_the_window():
+    clock = FakeClock()
+    queue = WorkQueue(clock)
+    for step in range(50):  # a burst of WAL writes, 10 ms apart
+        clock.now = step * 0.01
+        queue.mark("capture", 0.2, trailing=True)
+    assert queue.take(timeout=0) is None  # still inside the window
+    clock.now = 0.49 + 0.2
+    assert queue.take(timeout=0) == "capture"
+    assert queue.take(timeout=0) is None  # one wake-up, not fifty
+
+
+def test_non_trailing_mark_keeps_the_earlier_time():
+    clock = FakeClock()
+    queue = WorkQueue(clock)
+    queue.mark("capture", 1.0)
+    queue.mark("capture", 30.0)  # a settle recheck must not postpone a due pass
+    assert queue.pending()["capture"] == 1.0
+
+
+def test_earliest_due_first():
+    clock = FakeClock()
+    queue = WorkQueue(clock)
+    queue.mark("sweep", 5)
+    queue.mark("tree:/a", 1)
+    queue.mark("capture", 3)
+    clock.now = 10
+    assert [queue.take(0), queue.take(0), queue.take(0)] == ["tree:/a", "capture", "sweep"]
+
+
+def test_close_unblocks_a_waiting_worker():
+    queue = WorkQueue()
+    got = []
+    worker = threading.Thread(target=lambda: got.append(queue.take()))
+    worker.start()
+    queue.close()
+    worker.join(2)
+    assert not worker.is_alive() and got == [None]
