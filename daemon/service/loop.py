@@ -296,14 +296,14 @@ class Daemon:
             self._observer.join(5)
             self._observer = None
 
-    def _watch_database(self) -> None:
+    def _watch_database(self, warn: bool = True) -> None:
         folder = self.paths.opencode_db.parent
         with self._watch_lock:
             if folder.is_dir() and str(folder) not in self._watched:
                 handler = _DatabaseEvents(self.paths.opencode_db.name, self._on_database_event)
                 self._watched[str(folder)] = self._observer.schedule(handler, str(folder), recursive=False)
                 return
-        if not folder.is_dir():
+        if warn and not folder.is_dir():
             self.log.warning(
                 "source.waiting", db=str(self.paths.opencode_db), hint="OpenCode has not created its database yet"
             )
@@ -359,7 +359,7 @@ class Daemon:
         if not self.paths.opencode_db.exists():
             return
         if self._observer is not None:
-            self._watch_database()  # the folder may have appeared since the start
+            self._watch_database(warn=False)  # the folder may have appeared since the start
         self.queue.mark(CAPTURE)
 
     def _stop_scheduler(self) -> None:
