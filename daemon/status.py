@@ -50,6 +50,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
     try:
         watermark = state.watermark
         last_pass = int(state.get_meta("last_pass", "0"))
+        stale = _stale(settings, state.records("distilled"))
         out["state"] = {
             "watermark": iso(watermark) if watermark else None,
             "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
@@ -57,6 +58,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
             "last_sweep": state.get_meta("last_sweep") or None,
             "sessions": state.counts(),
             "needs_upgrade": sum(1 for r in state.records() if r.needs_upgrade),
+            "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
             "pending": [
                 {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
                 for r in state.records("pending")[:10]
@@ -78,6 +80,17 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
     return out
 
 
+def _stale(settings: Settings, distilled: list[Any]) -> int:
+    """Notes made by another model or prompt than the configured one (fallback notes aside)."""
+    if settings.llm.provider == "extractive":
+        return 0  # without a model nothing is stale (daemon.capture.pipeline.is_stale)
+    from daemon.capture.distill.factory import distiller_identity
+    from daemon.capture.pipeline import Identity, is_stale
+
+    identity = Identity(*distiller_identity(settings.llm))
+    return sum(1 for r in distilled if is_stale(r, identity) and not r.needs_upgrade)
+
+
 def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[str, Any]:
     from daemon.capture.distill.budget import Budget
 
@@ -90,6 +103,7 @@ def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[s
         "tokens_today": spend.tokens,
         "daily_call_budget": llm.daily_call_budget or None,
         "daily_token_budget": llm.daily_token_budget or None,
+        "fallback": llm.fallback,
     }
     out["budget_spent"] = bool(
         (llm.daily_call_budget and spend.calls >= llm.daily_call_budget)
@@ -144,9 +158,12 @@ def format_status(data: dict[str, Any]) -> str:
             f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['pending']} pending, {c['failed']} failed"
             + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
         )
-        for row in st["pending"]:
-            why = f": {row['last_error']}" if row["last_error"] else " (settling or queued)"
-            lines.append(f"  pending {row['session_id']} {row['title'][:40]}{why}")
+        if st.get("stale"):
+            lines.append(
+                f"  {st['stale']} stale: made by another model or prompt version; "
+                "`memoryd distill --redistill-stale` redoes them"
+            )
+        lines.extend(_pending_lines(st["pending"]))
         for row in st["failed"]:
             lines.append(f"  failed  {row['session_id']} {row['title'][:40]}: {row['last_error']}")
         if st["failed"]:
@@ -160,7 +177,13 @@ def format_status(data: dict[str, Any]) -> str:
                 cap.append(f"{m['calls_today']}/{m['daily_call_budget']} calls")
             if m["daily_token_budget"]:
                 cap.append(f"{m['tokens_today']}/{m['daily_token_budget']} tokens")
-            spent = " — budget spent: sessions wait until tomorrow" if m["budget_spent"] else ""
+            spent = ""
+            if m["budget_spent"]:
+                spent = " — budget spent: " + (
+                    "new sessions get extractive notes until tomorrow"
+                    if m.get("fallback") == "extractive"
+                    else "sessions wait until tomorrow"
+                )
             lines.append(
                 f"Distiller: {m['provider']} {m['model'] or ''}; today {m['calls_today']} calls, "
                 f"{m['tokens_today']} tokens" + (f" (budget {', '.join(cap)})" if cap else "") + spent
@@ -177,6 +200,23 @@ def format_status(data: dict[str, Any]) -> str:
                 lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)
+
+
+def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
+    """Pending sessions; a reason several share (a spent budget, a bad key) is said once."""
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for row in pending:
+        reasons.setdefault(row["last_error"], []).append(row)
+    lines = []
+    for reason, rows in reasons.items():
+        if len(rows) == 1 or not reason:
+            for row in rows:
+                why = f": {reason}" if reason else " (settling or queued)"
+                lines.append(f"  pending {row['session_id']} {row['title'][:40]}{why}")
+            continue
+        lines.append(f"  pending, because {reason}:")
+        lines.extend(f"    {row['session_id']} {row['title'][:40]}" for row in rows)
+    return lines
 
 
 def _duration(seconds: float) -> str:

@@ -61,22 +61,31 @@ class PassReport:
     pending: list[tuple[str, str]] = field(default_factory=list)  # left for a later pass, and why
     would_distill: list[str] = field(default_factory=list)  # --dry-run
     notes: dict[str, str] = field(default_factory=dict)  # session id → note path written
+    fallback: list[str] = field(default_factory=list)  # got an extractive note because the budget is spent
     calls: int = 0
     tokens: int = 0
-    stop_reason: str = ""
+    stop_reason: str = ""  # why the pass stopped calling the model: StopPass.reason
+    stop_message: str = ""
+    stopped: int = 0  # sessions the stop left for a later pass (also in `pending`)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        # A spent budget is the configured behaviour; any other stop left work undone.
+        return 1 if self.failed or self.stop_reason not in ("", "budget") else 0
 
 
 def is_stale(record: SessionRecord, identity: Identity) -> bool:
-    """A note made by another distiller or prompt than the current one."""
-    return record.status == "distilled" and (record.distiller, record.prompt_version) != (
-        identity.distiller,
-        identity.prompt_version,
+    """A note made by another distiller or prompt than the configured model.
+
+    Without a model nothing is stale: the extractive distiller never replaces a model's
+    note unless forced.
+    """
+    return (
+        identity.distiller != "extractive"
+        and record.status == "distilled"
+        and (record.distiller, record.prompt_version) != (identity.distiller, identity.prompt_version)
     )
 
 
@@ -96,7 +105,7 @@ def plan_session(
         return Action.BUILD
     if options.redistill_stale and is_stale(record, identity):
         return Action.BUILD
-    if upgrades_allowed and record.needs_upgrade:
+    if upgrades_allowed and record.needs_upgrade and record.status != "failed":
         return Action.BUILD
     if record.max_updated == info.time_updated and record.status in (*DONE, "failed"):
         return Action.UNCHANGED
@@ -111,8 +120,8 @@ def needs_distiller(
         return True
     if options.redistill_stale and is_stale(record, identity):
         return True
-    if upgrades_allowed and record.needs_upgrade:
-        return True
+    if upgrades_allowed and record.needs_upgrade and record.status != "failed":
+        return True  # a failed upgrade waits, like any failure, until the session changes
     if record.transcript_hash == transcript.hash and (record.note_path or record.status == "junk"):
         return False  # same transcript as the last note: never pay twice
     if record.status == "failed" and record.failed_hash == transcript.hash:
@@ -152,6 +161,7 @@ class Capture:
         self.log = get_logger("memoryd.capture")
         self.limits = Limits.from_settings(settings.capture)
         self._stop: StopPass | None = None
+        self._answered = False  # the distiller answered once this pass: calls may run in parallel
         self._pending_records: list[SessionRecord] = []  # written notes awaiting one sync + commit
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
 
@@ -199,6 +209,7 @@ class Capture:
         now_ms = int(started * 1000)
         report = PassReport()
         self._stop = None
+        self._answered = False
         newest_message = self.reader.newest_message_id()
         sessions, full_scope = self._candidates(options)
         records = self.state.get_many(s.id for s in sessions)
@@ -291,12 +302,20 @@ class Capture:
             return err
 
     def _results(self, batch: list[_Job]) -> Iterator[tuple[_Job, Distilled | DistillError]]:
-        if self.distiller.concurrency <= 1 or len(batch) <= 1:
-            for job in batch:
+        jobs = list(batch)
+        # One call at a time until the distiller has answered once this pass: a bad key or
+        # a stopped server then costs one request, not one per thread.
+        while jobs and not self._answered:
+            job = jobs.pop(0)
+            result = self._call(job)
+            self._answered = not (isinstance(result, Distilled) and result.calls == 0)  # junk cost no call
+            yield job, result
+        if self.distiller.concurrency <= 1 or len(jobs) <= 1:
+            for job in jobs:
                 yield job, self._call(job)
             return
         with ThreadPoolExecutor(max_workers=self.distiller.concurrency, thread_name_prefix="distill") as pool:
-            futures = {pool.submit(self._call, job): job for job in batch}
+            futures = {pool.submit(self._call, job): job for job in jobs}
             for future in as_completed(futures):
                 yield futures[future], future.result()
 
@@ -310,9 +329,17 @@ class Capture:
     ) -> int:
         for job, result in self._results(batch):
             needs_upgrade = 0
-            if isinstance(result, StopPass) and result.reason == "budget" and self.fallback is not None:
+            if (
+                isinstance(result, StopPass)
+                and result.reason == "budget"
+                and self.fallback is not None
+                and not _note_is_current(job)
+            ):
+                report.stop_reason, report.stop_message = result.reason, str(result)
                 result = self._fallback(job)
                 needs_upgrade = 1
+                if isinstance(result, Distilled) and not result.junk:
+                    report.fallback.append(job.info.id)
             if isinstance(result, Distilled):
                 self.calls += 1
                 report.calls += result.calls
@@ -385,9 +412,11 @@ class Capture:
         message = str(error)
         if isinstance(error, StopPass):
             # Not the session's fault: it waits, untouched, for a later pass.
-            self.state.put(replace(record, status="pending", last_error=message))
             report.pending.append((info.id, message))
-            report.stop_reason = error.reason
+            report.stop_reason, report.stop_message = error.reason, message
+            report.stopped += 1
+            if not _note_is_current(job):  # a note still current (a stale or fallback one) is kept as is
+                self.state.put(replace(record, status="pending", last_error=message))
             return
         same = record.failed_hash == job.transcript.hash
         attempts = record.attempts + 1 if same else 1
@@ -412,6 +441,11 @@ class Capture:
             self.log.warning("session.retry_later", session_id=info.id, error=message, attempts=attempts)
 
 
+def _note_is_current(job: _Job) -> bool:
+    """The session already has a note (or junk verdict) for exactly this transcript."""
+    return job.record.status in DONE and job.record.transcript_hash == job.transcript.hash
+
+
 def today(clock: Callable[[], float] = time.time) -> str:
     return datetime.fromtimestamp(clock()).strftime("%Y-%m-%d")
 
@@ -426,7 +460,12 @@ def open_capture(settings: Settings, paths: Paths, clock: Callable[[], float] = 
         return Capture(settings, paths, reader, state, ExtractiveDistiller(), clock=clock)
     from daemon.capture.distill import factory
 
-    distiller, identity = factory.open_model_distiller(settings.llm, state, clock)
+    try:
+        distiller, identity = factory.open_model_distiller(settings.llm, state, clock)
+    except BaseException:  # ConfigError (no model name): close what was opened
+        reader.close()
+        state.close()
+        raise
     fallback = ExtractiveDistiller() if settings.llm.fallback == "extractive" else None
     return Capture(settings, paths, reader, state, distiller, Identity(*identity), fallback, clock)
 

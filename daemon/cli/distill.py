@@ -48,9 +48,12 @@ def distill(
       memoryd distill --session ses_… --force
       memoryd distill --dry-run
 
-    Exit status: 0 all well, 1 some sessions failed, 2 bad usage or config.
+    Exit status: 0 all well (also when the daily model budget ends the pass), 1 some
+    sessions failed or the model server could not be used (bad key, unreachable, …),
+    2 bad usage or config.
     """
     from daemon.capture.pipeline import PassOptions, close_capture, open_capture
+    from daemon.config import ConfigError
     from daemon.opencode.reader import SourceError
 
     settings = app.settings
@@ -59,7 +62,7 @@ def distill(
     app.setup_logging(stderr=False)
     try:
         capture = open_capture(settings, app.paths)
-    except SourceError as exc:
+    except (SourceError, ConfigError) as exc:
         fail(str(exc), EXIT_USAGE)
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale)
     try:
@@ -70,7 +73,7 @@ def distill(
         close_capture(capture)
 
     _print_report(report, capture, verbose)
-    raise SystemExit(EXIT_FAILED if report.failed else EXIT_OK)
+    raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
 
 
 def _run_with_progress(capture, options):
@@ -119,13 +122,43 @@ def _print_report(report, capture, verbose: bool) -> None:
             echo(f"  note: {path}")
     if report.settling:
         echo("Settling sessions were updated in the last capture.settle_seconds; run again later or use --settle 0.")
-    if report.stop_reason == "budget":
-        echo("The daily model budget is spent: the remaining sessions stay pending until tomorrow (see `memoryd status`).")
-    elif report.stop_reason == "auth":
-        echo(f"The model server refused the API key: {report.pending[0][1]}", err=True)
+    if report.stop_reason:
+        _print_stop(report, capture)
     for sid, error in report.failed:
         echo(f"failed: {sid}: {error}", err=True)
     if report.failed:
         echo("See `memoryd status` and `memoryd logs --level error`; a failed session is retried when it changes, or with --force.", err=True)
     for warning in report.warnings[:5]:
         echo(f"warning: {warning}", err=True)
+
+
+def _print_stop(report, capture) -> None:
+    """Why the pass stopped calling the model, and what the user can do about it."""
+    waiting = report.stopped
+    left = f"{waiting} session(s) stay pending"
+    if report.stop_reason == "budget":
+        lines = ["The daily model budget is spent (`memoryd status` shows today's spend)."]
+        if report.fallback:
+            lines.append(
+                f"{len(report.fallback)} session(s) got an extractive note for now; "
+                "the model redoes them when the budget allows."
+            )
+        if waiting and capture.fallback is not None:
+            lines.append(f"{waiting} note(s) are kept as they are until the budget lets the model redo them.")
+        elif waiting:
+            lines.append(
+                f"{left} until tomorrow; to go on now, raise llm.daily_call_budget / llm.daily_token_budget, "
+                'or set llm.fallback = "extractive" for interim notes.'
+            )
+        click.echo("\n".join(lines))
+        return
+    advice = {
+        "auth": f"Fix the key, then run `memoryd distill` again; {left}.",
+        "unavailable": (
+            f"The model server is not reachable. Start it (or correct llm.base_url), "
+            f"then run `memoryd distill` again; {left}."
+        ),
+        "rate_limit": f"The model server is busy or rate limited; {left}: run again later (the daemon retries on its own).",
+        "config": f"Correct llm.base_url / llm.model, then run `memoryd distill` again; {left}.",
+    }.get(report.stop_reason, f"The pass stopped calling the model; {left}.")
+    click.echo(f"{report.stop_message}\n{advice}", err=True)
