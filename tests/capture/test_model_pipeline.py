@@ -220,7 +220,7 @@ def test_secrets_never_reach_the_model_nor_any_file(home, fixture_db, fixture_se
 
 
 def test_spent_budget_leaves_sessions_pending_until_tomorrow(home, fixture_db, fixture_sessions, model, monkeypatch):
-    use_model(monkeypatch, model.url + "/v1", daily_call_budget=3, concurrency=1)
+    use_model(monkeypatch, model.url + "/v1", daily_call_budget=3)
     result = distill()
     assert result.exit_code == 0, result.output
     assert "3 distilled, 0 unchanged, 1 junk, 0 settling, 0 failed, 3 pending" in result.output
@@ -252,7 +252,7 @@ def test_spent_budget_leaves_sessions_pending_until_tomorrow(home, fixture_db, f
 
 
 def test_budget_fallback_writes_extractive_notes_then_upgrades_them(home, fixture_db, fixture_sessions, model, monkeypatch):
-    use_model(monkeypatch, model.url + "/v1", daily_call_budget=3, fallback="extractive", concurrency=1)
+    use_model(monkeypatch, model.url + "/v1", daily_call_budget=3, fallback="extractive")
     result = distill()
     assert result.exit_code == 0, result.output
     assert "6 distilled, 0 unchanged, 1 junk, 0 settling, 0 failed" in result.output

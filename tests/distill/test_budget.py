@@ -165,3 +165,15 @@ def test_holds_keep_parallel_callers_within_the_cap(state_db):
     for t in threads:
         t.join()
     assert len(granted) == 10 and budget.today() == Spend(10, 50, Limits(10, 0))
+
+
+def test_a_finished_call_is_not_counted_twice_by_another_thread(state_db):
+    """Recording through the reservation releases its hold in the same step."""
+    budget = Budget(state_db, daily_calls=2)
+    with budget.reserve() as reservation:
+        reservation.record(1, 10)
+        budget.check()  # one spent, none in flight: the second call still fits
+    with budget.reserve() as reservation:
+        reservation.record(1, 10)
+    with pytest.raises(StopPass):
+        budget.check()

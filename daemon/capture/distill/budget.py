@@ -99,18 +99,22 @@ class Budget:
             self._refuse_unless_room(tokens)
 
     @contextmanager
-    def reserve(self, tokens: int = 0) -> Iterator[None]:
-        """Check, then hold one call and `tokens` until the block ends; record() inside it."""
+    def reserve(self, tokens: int = 0) -> Iterator[Reservation]:
+        """Check, then hold one call and `tokens` until the block ends.
+
+        Record the real cost with the yielded reservation's `record()`: it adds the
+        spend and drops the hold in one step, so a finished call is never counted
+        twice (once spent, once still in flight) by another thread's check.
+        """
         with self._lock:
             self._refuse_unless_room(tokens)
             self._held_calls += 1
             self._held_tokens += tokens
+        reservation = Reservation(self, tokens)
         try:
-            yield
+            yield reservation
         finally:
-            with self._lock:
-                self._held_calls -= 1
-                self._held_tokens -= tokens
+            reservation.release()
 
     def record(self, calls: int, tokens: int) -> None:
         """Add `calls` and `tokens` to today's spend."""
@@ -127,3 +131,28 @@ class Budget:
         """Close the spend store if this budget owns it."""
         if self._owns_store:
             self._db.close()  # type: ignore[attr-defined]
+
+
+class Reservation:
+    """One call's hold on a Budget, released exactly once."""
+
+    def __init__(self, budget: Budget, tokens: int) -> None:
+        self._budget = budget
+        self._tokens = tokens
+        self._held = True
+
+    def _drop(self) -> None:
+        if self._held:
+            self._held = False
+            self._budget._held_calls -= 1
+            self._budget._held_tokens -= self._tokens
+
+    def record(self, calls: int, tokens: int) -> None:
+        """Spend `calls` and `tokens` and release the hold, atomically."""
+        with self._budget._lock:
+            self._budget._db.add_spend(self._budget.day(), calls, tokens)
+            self._drop()
+
+    def release(self) -> None:
+        with self._budget._lock:
+            self._drop()

@@ -19,7 +19,7 @@ import structlog
 import tenacity
 
 from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
-from daemon.capture.distill.budget import Budget, estimate_tokens
+from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
@@ -144,9 +144,9 @@ class ModelDistiller:
         body = self.dialect.body(self.llm, SYSTEM_PROMPT, user)
         # Reserve what the call may cost at most: its input plus a full answer.
         estimate = estimate_tokens(SYSTEM_PROMPT + user) + self.llm.max_output_tokens
-        with self._reserve(estimate), self._slots:
+        with self._reserve(estimate) as reservation, self._slots:
             response = self._post(body)
-            data, tokens = self._settle(response, SYSTEM_PROMPT + user)
+            data, tokens = self._settle(response, SYSTEM_PROMPT + user, reservation)
         try:
             text = self.dialect.text(data)
         except ValueError as exc:
@@ -179,10 +179,10 @@ class ModelDistiller:
                 reason="auth",
             )
 
-    def _reserve(self, tokens: int) -> AbstractContextManager[None]:
+    def _reserve(self, tokens: int) -> AbstractContextManager[Reservation | None]:
         return nullcontext() if self._budget is None else self._budget.reserve(tokens)
 
-    def _settle(self, response: httpx.Response, sent: str) -> tuple[Any, int]:
+    def _settle(self, response: httpx.Response, sent: str, reservation: Reservation | None) -> tuple[Any, int]:
         """Record the answered call in the budget, then return (decoded JSON, tokens used)."""
         try:
             data: Any = response.json()
@@ -192,8 +192,8 @@ class ModelDistiller:
         if tokens is None:
             tokens = estimate_tokens(sent + response.text)
         # An answered call is spent whatever its content: record before judging it.
-        if self._budget is not None:
-            self._budget.record(1, tokens)
+        if reservation is not None:
+            reservation.record(1, tokens)
         if data is None:
             excerpt = redact(" ".join(response.text.split())[:80])
             raise DistillError(self._clean(f"model server {self.url} returned malformed JSON ({excerpt!r})"))
