@@ -68,6 +68,8 @@ class PassReport:
     stop_message: str = ""
     stopped: int = 0  # sessions the stop left for a later pass (also in `pending`)
     warnings: list[str] = field(default_factory=list)
+    next_settled_ms: int | None = None  # when the soonest settling session will have been quiet
+    interrupted: bool = False  # stopped early on request (daemon shutdown)
     seconds: float = 0.0
 
     @property
@@ -163,6 +165,7 @@ class Capture:
         self._stop: StopPass | None = None
         self._answered = False  # the distiller answered once this pass: calls may run in parallel
         self._pending_records: list[SessionRecord] = []  # written notes awaiting one sync + commit
+        self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
 
     # -- choosing sessions ------------------------------------------------------
@@ -222,6 +225,11 @@ class Capture:
 
         batch: list[_Job] = []
         for info in sessions:
+            if self.should_stop():
+                # Shutting down: what is done is recorded below; the rest waits for the
+                # next start (the watermark does not move past it).
+                report.interrupted = True
+                break
             record = records.get(info.id)
             action = plan_session(info, record, now_ms, settle_ms, options, self.identity, upgrades)
             job = None
@@ -229,6 +237,8 @@ class Capture:
                 report.unchanged += 1
             elif action is Action.SETTLING:
                 report.settling.append(info.id)
+                quiet_at = info.time_updated + settle_ms
+                report.next_settled_ms = min(report.next_settled_ms or quiet_at, quiet_at)
                 if not options.dry_run:
                     self._mark_settling(info, record)
             else:
@@ -244,7 +254,7 @@ class Capture:
                 batch = []
         self._distill_batch(batch, report, progress, done, total)
 
-        if full_scope and not options.dry_run and not options.redistill_stale:
+        if full_scope and not options.dry_run and not options.redistill_stale and not report.interrupted:
             # The watermark is the pass's *start*: rows written during it are seen next time.
             self.state.set_watermark(now_ms)
             self.state.set_meta("last_message_id", newest_message)

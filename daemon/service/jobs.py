@@ -49,6 +49,7 @@ class Jobs:
 
     def _open_capture(self):  # noqa: ANN202 - Capture, imported lazily
         from daemon.capture.pipeline import open_capture
+        from daemon.config import ConfigError
         from daemon.opencode.reader import SourceError
 
         if self._replaced.is_set() and self._capture is not None:
@@ -60,7 +61,7 @@ class Jobs:
         if self._capture is None:
             try:
                 self._capture = open_capture(self.settings, self.paths, self.clock)
-            except SourceError as exc:
+            except (SourceError, ConfigError) as exc:
                 if str(exc) != self._source_error:
                     self.log.warning("source.unavailable", error=str(exc))
                 self._source_error = str(exc)

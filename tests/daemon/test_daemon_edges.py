@@ -1,0 +1,73 @@
+"""The daemon at its edges: settling without further events, SIGTERM mid-distill, no leaks."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from daemon.config import load_settings
+from daemon.service.loop import Daemon
+from daemon.service.notify import Notifier
+from tests.capture.helpers import add_message
+from tests.daemon.conftest import wait_for
+from tests.daemon.test_daemon import session_notes
+from tests.distill.conftest import NOTE, ModelServer, Reply, openai_reply
+
+
+def test_a_session_that_goes_quiet_is_captured_without_another_event(home, fixture_db, fixture_sessions, daemon, notify):
+    daemon.env["MEMORYD_CAPTURE__SETTLE_SECONDS"] = "2"
+    sid = fixture_sessions["cjk-deploy"]["session"]
+    daemon.start()
+    wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+    wait_for(lambda: len(session_notes(home)) == 6, what="the fixture's notes")
+    now_ms = int(time.time() * 1000)
+    add_message(fixture_db, sid, "msg_zzzz7", "user", [("prt_zzzz7", {"type": "text", "text": "同时把 CI 也改成 pnpm"})], now_ms)
+    note = next(n for n in session_notes(home) if sid in n.read_text())
+    time.sleep(1.0)
+    assert "CI 也改成 pnpm" not in note.read_text()  # still settling: not yet
+    wait_for(lambda: "CI 也改成 pnpm" in note.read_text(), timeout=10, what="the settled session's note")
+    assert daemon.stop() == 0
+
+
+def test_sigterm_mid_distill_leaves_no_partial_file_and_redoes_the_session(home, fixture_db, daemon, notify):
+    server = ModelServer()
+    server.default = Reply(hang=True)  # every model call hangs: the daemon is mid-distill
+    server.start()
+    try:
+        daemon.env.update(
+            MEMORYD_LLM__PROVIDER="openai",
+            MEMORYD_LLM__BASE_URL=server.url + "/v1",
+            MEMORYD_LLM__MODEL="m",
+            MEMORYD_LLM__CONCURRENCY="1",
+            MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="2",
+        )
+        daemon.start()
+        wait_for(lambda: server.requests, what="a model call in flight")
+        started = time.monotonic()
+        assert daemon.stop(timeout=15) == 0, daemon.output()
+        assert time.monotonic() - started < 8  # within shutdown_timeout_s, plus start-up slack
+        assert notify.saw("STOPPING=1")
+        assert session_notes(home) == []
+        assert not list(home.root.rglob(".memoryd-tmp-*"))
+
+        server.released.set()
+        server.default = openai_reply(NOTE)
+        daemon.start()
+        wait_for(lambda: len(session_notes(home)) == 6, timeout=30, what="every session redone after the restart")
+        assert daemon.stop() == 0
+    finally:
+        server.stop()
+
+
+def test_start_and_shutdown_leave_no_thread_behind(home, fixture_db):
+    """The observer, the scheduler and the worker all end (the autouse check fails otherwise)."""
+    settings, paths = load_settings()
+    settings.capture.settle_seconds = 0
+    daemon = Daemon(settings, paths, notifier=Notifier(env={}))
+    daemon._start()
+    wait_for(daemon.ready.is_set, what="the first reconcile")
+    assert len(session_notes(home)) == 6
+    daemon._shutdown()
+    conn = sqlite3.connect(paths.state_db)
+    assert conn.execute("SELECT COUNT(*) FROM session WHERE status = 'distilled'").fetchone()[0] == 6
+    conn.close()
