@@ -26,6 +26,7 @@ RECONCILE = "reconcile"
 SWEEP = "sweep"
 ROOTS = "roots"  # re-discover memory roots (a new project tree may exist)
 TREE = "tree:"  # + root path
+TREE_DEBOUNCE_MS = 50
 
 
 class WorkQueue:
@@ -331,7 +332,10 @@ class Daemon:
         self.queue.mark(CAPTURE, debounce, trailing=True)
 
     def _on_tree_event(self, root: Path) -> None:
-        self.queue.mark(TREE + str(root), self.settings.watch.debounce_ms / 1000, trailing=True)
+        # Editors save in bursts of a few milliseconds (temp file, rename), not WAL-style
+        # streams: a short window keeps an edit → index.md well under a third of a second.
+        window = min(self.settings.watch.debounce_ms, TREE_DEBOUNCE_MS) / 1000
+        self.queue.mark(TREE + str(root), window, trailing=True)
 
     # -- scheduler -------------------------------------------------------------------
 
