@@ -1,13 +1,21 @@
 """structlog set-up: JSON lines to a rotated file, readable lines on stderr.
 
-Every event passes the secret scrubber before it reaches any handler.
+Every event passes the secret scrubber before it reaches any handler. The second half
+reads the file back for `memoryd logs`: parse, filter, render, follow across rotation.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import logging.handlers
+import os
+import re
 import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +104,253 @@ def setup_logging(
 
 def get_logger(name: str = "memoryd") -> Any:
     return structlog.get_logger(name)
+
+
+# ---- reading the log back (`memoryd logs`) ----
+
+LEVEL_RANK = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+_STANDARD_KEYS = ("timestamp", "level", "event")
+_SINCE_PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_BARE = re.compile(r"[^\s\"'=]+")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of the log file: its JSON record, or None when the line is not JSON."""
+
+    line: str
+    record: dict[str, Any] | None
+
+    @property
+    def time(self) -> datetime | None:
+        """The record's timestamp (aware), or None when absent or unreadable."""
+        if self.record is None or not isinstance(self.record.get("timestamp"), str):
+            return None
+        try:
+            stamp = datetime.fromisoformat(self.record["timestamp"])
+        except ValueError:
+            return None
+        return stamp if stamp.tzinfo else stamp.astimezone()
+
+    @property
+    def level(self) -> str | None:
+        value = self.record.get("level") if self.record else None
+        return value.lower() if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class FilePosition:
+    """Where reading stopped: which file (inode) and how far into it."""
+
+    inode: int
+    offset: int
+
+
+def parse_log_line(line: str) -> LogEntry:
+    """Return the entry for one line; anything that is not a JSON object keeps only its text."""
+    line = line.rstrip("\r\n")
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return LogEntry(line, None)
+    return LogEntry(line, record if isinstance(record, dict) else None)
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """Return the moment `text` names: a duration back from `now` (10m, 1h30m, 2d) or an ISO time.
+
+    A time without a zone is local time. Raises ValueError with a usable message.
+    """
+    compact = text.strip().lower().replace(" ", "")
+    if compact and _SINCE_PART.sub("", compact) == "":
+        seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _SINCE_PART.findall(compact))
+        return now - timedelta(seconds=seconds)
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"cannot read {text!r} as a time: use a duration like 30s, 10m, 1h30m, 2d, "
+            "or an ISO date/time like 2025-01-31 or 2025-01-31T14:00"
+        ) from None
+    return moment if moment.tzinfo else moment.astimezone()
+
+
+def entry_matches(entry: LogEntry, since: datetime | None = None, min_level: str | None = None) -> bool:
+    """True when the entry passes the filters; lines they cannot judge (not JSON) always pass."""
+    if since is not None:
+        moment = entry.time
+        if moment is not None and moment < since:
+            return False
+    if min_level is not None:
+        level = entry.level
+        if level in LEVEL_RANK and LEVEL_RANK[level] < LEVEL_RANK[min_level]:
+            return False
+    return True
+
+
+def _show_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if _BARE.fullmatch(value) else json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def format_entry(entry: LogEntry, tz: tzinfo | None = None) -> str:
+    """Return the entry as `time LEVEL event key=value…` (time in `tz`, default local)."""
+    record = entry.record
+    if record is None:
+        return entry.line
+    moment = entry.time
+    when = moment.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S") if moment else "-" * 19
+    level = (entry.level or "-").upper()
+    parts = [when, f"{level:<7}", str(record.get("event", ""))]
+    extra = {k: v for k, v in record.items() if k not in _STANDARD_KEYS and k != "exception"}
+    parts.extend(f"{key}={_show_value(value)}" for key, value in extra.items())
+    text = " ".join(p for p in parts if p)
+    exception = record.get("exception")
+    if exception:
+        # Tracebacks keep their own lines, indented under the event they belong to.
+        text += "\n" + "\n".join("    " + line for line in str(exception).rstrip().splitlines())
+    return text
+
+
+def log_files(path: Path) -> list[Path]:
+    """Return the log and its rotated backups that exist, oldest first."""
+    backups = []
+    for candidate in path.parent.glob(path.name + ".*"):
+        suffix = candidate.name[len(path.name) + 1 :]
+        if suffix.isdigit():
+            backups.append((int(suffix), candidate))
+    # RotatingFileHandler: memoryd.log.1 is the newest backup, .N the oldest.
+    ordered = [p for _, p in sorted(backups, reverse=True)]
+    return [*ordered, path] if path.exists() else ordered
+
+
+def _read_lines(path: Path) -> tuple[list[str], int, int] | None:
+    """Return (complete lines, bytes consumed, inode) of a file; None when it vanished."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read()
+            inode = os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return None
+    # A trailing line without its newline is still being written: leave it to follow.
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].decode("utf-8", "replace").splitlines()
+    return lines, end, inode
+
+
+def read_log(
+    path: Path,
+    since: datetime | None = None,
+    min_level: str | None = None,
+    last: int | None = None,
+) -> tuple[list[LogEntry], FilePosition | None]:
+    """Return the matching entries (oldest first, at most `last`) and where the current file ended.
+
+    Rotated backups are read only as far back as needed: for `last` entries, or back
+    to `since` (a backup last written before `since` holds nothing newer).
+    """
+    found: list[list[LogEntry]] = []
+    count = 0
+    position: FilePosition | None = None
+    for file in reversed(log_files(path)):
+        # The current file is always read: following starts where it ends.
+        if file != path and last is not None and count >= last:
+            break
+        if file != path and since is not None:
+            try:
+                if datetime.fromtimestamp(file.stat().st_mtime).astimezone() < since:
+                    break
+            except FileNotFoundError:
+                continue
+        read = _read_lines(file)
+        if read is None:
+            continue
+        lines, consumed, inode = read
+        if file == path:
+            position = FilePosition(inode, consumed)
+        matches = [e for e in map(parse_log_line, lines) if entry_matches(e, since, min_level)]
+        found.append(matches)
+        count += len(matches)
+    entries = [entry for chunk in reversed(found) for entry in chunk]
+    if last is not None:
+        entries = entries[-last:] if last else []
+    return entries, position
+
+
+def follow_log(
+    path: Path,
+    start: FilePosition | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    poll_s: float = 0.25,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[str]:
+    """Yield lines appended to `path` from `start` on (None: from its end), like `tail -F`.
+
+    Survives rotation (the file renamed and recreated: the old one is drained first),
+    truncation (read again from the top) and a briefly missing file. Ends when `stop()`.
+    """
+    handle = None
+    pending = b""
+
+    def open_current() -> Any:
+        try:
+            return path.open("rb")
+        except FileNotFoundError:
+            return None
+
+    def drain() -> Iterator[str]:
+        nonlocal pending
+        while handle is not None and (chunk := handle.read(65536)):
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode("utf-8", "replace").rstrip("\r")
+
+    def flush_partial() -> Iterator[str]:
+        nonlocal pending
+        if pending:
+            yield pending.decode("utf-8", "replace")
+            pending = b""
+
+    try:
+        handle = open_current()
+        if handle is not None:
+            size = os.fstat(handle.fileno()).st_size
+            if start is None:
+                handle.seek(size)
+            elif os.fstat(handle.fileno()).st_ino == start.inode and start.offset <= size:
+                handle.seek(start.offset)
+            # Otherwise the file was replaced or truncated since `start`: read it all.
+        while not stop():
+            before = len(pending)
+            produced = False
+            for line in drain():
+                produced = True
+                yield line
+            if produced or len(pending) != before:
+                continue
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None  # between a rotation's rename and the new file
+            if handle is None:
+                if current is not None:
+                    handle = open_current()
+                    continue
+            elif current is not None and current.st_ino != os.fstat(handle.fileno()).st_ino:
+                # Rotated: what the writer put in the old file before the rename is read first.
+                yield from drain()
+                yield from flush_partial()
+                handle.close()
+                handle = open_current()
+                continue
+            elif current is not None and current.st_size < handle.tell():
+                yield from flush_partial()
+                handle.seek(0)
+                continue
+            sleep(poll_s)
+    finally:
+        if handle is not None:
+            handle.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from daemon.cli.context import EXIT_USAGE, AppContext, fail
@@ -25,7 +27,9 @@ def run(app: AppContext) -> None:
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
 
-    app.setup_logging(stderr=True)
+    # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only
+    # (launchd sets XPC_SERVICE_NAME). Under systemd, stderr is the journal.
+    app.setup_logging(stderr=not os.environ.get("XPC_SERVICE_NAME"))
     daemon = Daemon(app.settings, app.paths, app.config_path)
     try:
         code = daemon.run()
