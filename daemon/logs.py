@@ -91,7 +91,7 @@ def setup_logging(
             console.setFormatter(json_formatter)
         root.addHandler(console)
     # Libraries that chatter at INFO (httpx per request, apscheduler per job run).
-    for name in ("httpx", "httpcore", "apscheduler", "watchdog"):
+    for name in ("httpx", "httpcore", "apscheduler", "watchdog", "tzlocal"):
         logging.getLogger(name).setLevel(max(logging.WARNING, _LEVELS[level]))
 
     structlog.configure(
