@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 
 import click
 
@@ -30,6 +32,8 @@ def run(app: AppContext) -> None:
     # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only
     # (launchd sets XPC_SERVICE_NAME). Under systemd, stderr is the journal.
     app.setup_logging(stderr=not os.environ.get("XPC_SERVICE_NAME"))
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: for "it seems stuck" reports.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     daemon = Daemon(app.settings, app.paths, app.config_path)
     try:
         code = daemon.run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 
@@ -60,6 +61,7 @@ class Notifier:
         self._watchdog = watchdog_interval_from(env, os.getpid() if pid is None else pid)
         self._monotonic_ns = monotonic_ns
         self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
         if self._raw and self._address is None:
             log.warning("notify_socket_unsupported", notify_socket=self._raw)
 
@@ -74,9 +76,16 @@ class Notifier:
             return False
         message = "\n".join(fields).encode()
         try:
-            if self._sock is None:
-                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-            self._sock.sendto(message, self._address)
+            with self._lock:  # the main thread pings the watchdog while the worker sets STATUS
+                if self._sock is None:
+                    self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                    # Never block the daemon on a listener that does not read (a full
+                    # datagram queue): a dropped status line is better than a hung worker.
+                    self._sock.setblocking(False)
+                self._sock.sendto(message, self._address)
+        except BlockingIOError:
+            log.debug("notify_dropped", notify_socket=self._raw, message=fields[0], reason="listener queue full")
+            return False
         except OSError as exc:
             # A lost notification must not take the daemon down; systemd will time the
             # start out or restart us on a missed watchdog, which is the right outcome.

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +27,10 @@ def wait_for(predicate: Callable[[], object], timeout: float = 20.0, what: str =
 
 
 class NotifySocket:
-    """An AF_UNIX datagram socket standing in for systemd's NOTIFY_SOCKET."""
+    """An AF_UNIX datagram socket standing in for systemd's NOTIFY_SOCKET.
+
+    Like systemd, it reads continuously (on a thread), so the daemon's queue never fills.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -34,18 +38,26 @@ class NotifySocket:
         self.sock.bind(str(path))
         self.sock.settimeout(0.05)
         self.messages: list[str] = []
+        self._closed = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="notify-listener")
+        self._reader.start()
 
-    def drain(self) -> list[str]:
-        while True:
+    def _read(self) -> None:
+        while not self._closed.is_set():
             try:
                 self.messages.append(self.sock.recv(4096).decode())
             except (TimeoutError, BlockingIOError):
-                return self.messages
+                continue
+
+    def drain(self) -> list[str]:
+        return list(self.messages)
 
     def saw(self, line: str) -> bool:
         return any(line in m.splitlines() for m in self.drain())
 
     def close(self) -> None:
+        self._closed.set()
+        self._reader.join(2)
         self.sock.close()
 
 

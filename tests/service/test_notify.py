@@ -120,3 +120,21 @@ def test_watchdog_interval_is_half_the_period_for_this_pid(env: dict[str, str], 
 def test_watchdog_interval_defaults_to_our_own_pid() -> None:
     env = {"WATCHDOG_USEC": "4000000", "WATCHDOG_PID": str(os.getpid())}
     assert Notifier(env=env).watchdog_interval() == 2.0
+
+
+def test_a_listener_that_never_reads_does_not_block_the_daemon(tmp_path):
+    """A full datagram queue drops messages instead of hanging the sender."""
+    import socket as _socket
+
+    from daemon.service.notify import Notifier
+
+    path = tmp_path / "deaf.sock"
+    deaf = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+    deaf.bind(str(path))
+    try:
+        notifier = Notifier(env={"NOTIFY_SOCKET": str(path)})
+        results = [notifier.status(f"pass {n} " + "x" * 2000) for n in range(2000)]
+        assert results[0] is True and results[-1] is False  # queue filled, later ones dropped
+        notifier.close()
+    finally:
+        deaf.close()
