@@ -66,8 +66,11 @@ class SessionRows:
 def connect_read_only(path: Path, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
     """Open `path` read-only; raise SourceMissing with advice if it is not there."""
     if not path.exists():
+        # OpenCode builds from other release channels write opencode-<channel>.db.
+        others = sorted(path.parent.glob("opencode-*.db")) if path.parent.is_dir() else []
+        hint = f"\nFound {', '.join(str(p) for p in others)}: a non-default OpenCode channel?" if others else ""
         raise SourceMissing(
-            f"OpenCode database not found at {path}.\n"
+            f"OpenCode database not found at {path}.{hint}\n"
             "Run OpenCode once to create it, or point memoryd at it with "
             "OPENCODE_DB=/path/to/opencode.db or [source] db = \"…\" in the config file."
         )

@@ -99,3 +99,9 @@ def test_reads_while_opencode_holds_a_write_lock(fixture_db):
     finally:
         release.join()
         writer.close()
+
+
+def test_missing_database_names_a_channel_database_beside_it(tmp_path):
+    (tmp_path / "opencode-dev.db").write_bytes(b"")
+    with pytest.raises(SourceMissing, match="opencode-dev.db: a non-default OpenCode channel"):
+        OpenCodeReader(tmp_path / "opencode.db")
