@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
+import itertools
 import unicodedata
 from pathlib import Path
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 TEMP_PREFIX = ".memoryd-tmp-"
+_counter = itertools.count()
 
 
 def ensure_dir(path: Path, mode: int = DIR_MODE) -> Path:
@@ -27,7 +28,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
     (`sync_all`) before it records the writes as done.
     """
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    # Unique per process and call; O_EXCL guards against anything else using the name.
+    tmp = str(path.parent / f"{TEMP_PREFIX}{os.getpid()}-{next(_counter)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, mode)
+    except FileExistsError:
+        # Left by a killed process that had our pid: nobody else can be writing it.
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
 
 from daemon.capture.distill.base import Distilled, SessionInfo
 from daemon.capture.scrub import redact
 from daemon.files import slugify
 
 
-# libyaml's dumper when present: the pure-Python one dominated a backfill's profile.
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+def _yaml_value(value: str | list[str]) -> str:
+    """A YAML scalar or flow list. JSON strings are valid YAML, always quoted, never
+    mistaken for a number, date or boolean; and far cheaper than a YAML emitter, which
+    dominated a backfill's profile."""
+    if isinstance(value, list):
+        return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def frontmatter_block(meta: dict[str, str | list[str]]) -> str:
+    """`---`-fenced YAML frontmatter for flat string / string-list fields."""
+    lines = [f"{key}: {_yaml_value(value)}" for key, value in meta.items()]
+    return "---\n" + "\n".join(lines) + "\n---\n"
 
 
 def iso(ms: int) -> str:
@@ -47,13 +59,13 @@ def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> 
     }
     if distilled.prompt_version:
         meta["prompt_version"] = distilled.prompt_version
-    front = yaml.dump(meta, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1000)
+    front = frontmatter_block(meta)
     provenance = (
         f"> Source: OpenCode session `{session.id}` · started {iso(session.time_created)}"
         f" · project `{session.directory}`\n"
     )
     body = redact(distilled.body.strip())
-    return f"---\n{front}---\n\n{provenance}\n{body}\n"
+    return f"{front}\n{provenance}\n{body}\n"
 
 
 def note_filename(session: SessionInfo) -> str:

@@ -25,6 +25,7 @@ from daemon.state import SessionRecord, StateDB
 
 DONE = ("distilled", "junk")
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
+BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
 
 
 class Action(Enum):
@@ -166,6 +167,7 @@ class Capture:
         self._answered = False  # the distiller answered once this pass: calls may run in parallel
         self._pending_records: list[SessionRecord] = []  # written notes awaiting one sync + commit
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
+        self._detail = self.log.info
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
 
     # -- choosing sessions ------------------------------------------------------
@@ -222,6 +224,8 @@ class Capture:
         upgrades = self.identity.distiller != "extractive"
         total = len(sessions)
         done = 0
+        # A backfill of thousands logs its sessions at debug level: the summary says enough.
+        self._detail = self.log.info if total <= BULK_PASS else self.log.debug
 
         batch: list[_Job] = []
         for info in sessions:
@@ -400,14 +404,14 @@ class Capture:
         if result.junk:
             self._pending_records.append(replace(record, status="junk", **common))
             report.junk.append(info.id)
-            self.log.info("session.junk", session_id=info.id, title=info.title)
+            self._detail("session.junk", session_id=info.id, title=info.title)
             return
         path = self._note_path(info, record)
         atomic_write_text(path, render_note(info, result, info.time_updated), durable=False)
         self._pending_records.append(replace(record, status="distilled", note_path=str(path), **common))
         report.distilled.append(info.id)
         report.notes[info.id] = str(path)
-        self.log.info("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
+        self._detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
 
     def _note_path(self, info: SessionInfo, record: SessionRecord) -> Path:
         """The recorded note path if it is still there, else a fresh, deterministic one."""
