@@ -1,0 +1,325 @@
+"""Memory benchmark: full index + compile, the pass after one change, recall latency, CLI wall time.
+
+    python bench/bench_memory.py [--sizes 1000,10000] [--queries 300] [--cli-runs 10]
+
+For each size, writes that many memory files (mixed English, Chinese, Japanese, Korean,
+identifiers; ten categories; scenarios and hard rules) into a temporary global tree, then
+measures:
+
+1. full index (SearchIndex.sync_root on an empty index) and full compile;
+2. the pass after one file changes: index.update_file + compile_root from the index (the
+   daemon's per-event path), and the generic sync_root + compile;
+3. a pass with nothing changed;
+4. recall latency in-process: SearchIndex.search p50/p95, and commands.recall p50/p95
+   (which also checks the tree for changes and counts hits);
+5. on the largest size, the wall time of the whole `memoryd recall` command, process
+   start included, and the imports that dominate it (python -X importtime).
+
+Targets: full index of 10,000 < 10 s; one-file change < 50 ms; recall p95 < 10 ms
+in-process; `memoryd recall` < 300 ms wall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+CATEGORIES = ("decision", "fact", "gotcha", "lesson", "preference", "sessions", "runbook", "api", "infra", "ci")
+TECH = (
+    "deploy migration postgres sqlite cache redis queue worker retry backoff timeout lockfile pnpm npm "
+    "docker compose kubernetes ingress certificate rotation staging production rollback feature flag "
+    "schema index vacuum checkpoint wal journal tokenizer bigram search ranking latency throughput "
+    "memory leak profiler flamegraph benchmark regression fixture snapshot golden parser lexer grammar"
+).split()
+IDENTIFIERS = (
+    "busy_timeout_ms", "daemon.memory.tree", "src/app/main.py", "--dry-run", "SearchIndex", "MAX_RETRIES",
+    "kebab-case-name", "user_id", "api.v2.users", "config.example.toml", "HTTPServer", "on_conflict_do_update",
+)
+ZH = ("部署脚本用 pnpm 而不是 npm", "数据库迁移需要先备份", "缓存失效导致接口变慢", "测试环境的证书已经过期", "日志轮转每天一次")
+JA = ("テストは pytest で実行する", "デプロイの前にマイグレーションを確認", "キャッシュを削除してから再起動")
+KO = ("데이터베이스를 마이그레이션하기 전에 백업한다", "배포 스크립트는 pnpm을 사용한다", "캐시 설정을 확인한다")
+
+
+def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    """Return a vocabulary: the technical words first (frequent), then made-up words."""
+    syllables = "ka to ri mu sen do la pe vo zi ran tek lor bu mi sha gon fer".split()
+    words = dict.fromkeys(TECH)
+    while len(words) < size:
+        words["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))] = None
+    return list(words)
+
+
+class Corpus:
+    """Words drawn with Zipf frequencies (s = 1.05), as in real prose: few very common, many rare."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.words = vocabulary(self.rng)
+        self.cumulative = list(itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(len(self.words))))
+
+    def sample(self, count: int) -> list[str]:
+        return self.rng.choices(self.words, cum_weights=self.cumulative, k=count)
+
+    def sentence(self) -> str:
+        roll = self.rng.random()
+        if roll < 0.12:
+            return self.rng.choice(ZH) + "。"
+        if roll < 0.18:
+            return self.rng.choice(JA) + "。"
+        if roll < 0.24:
+            return self.rng.choice(KO) + "."
+        words = self.sample(self.rng.randint(6, 14))
+        if self.rng.random() < 0.4:
+            words.insert(self.rng.randrange(len(words)), self.rng.choice(IDENTIFIERS))
+        return " ".join(words).capitalize() + "."
+
+
+def write_tree(root: Path, count: int, seed: int = 7) -> list[Path]:
+    """Write `count` memory files under `root`; return their paths."""
+    corpus = Corpus(seed)
+    rng = corpus.rng
+    paths = []
+    for i in range(count):
+        category = CATEGORIES[i % len(CATEGORIES)]
+        title = " ".join(corpus.sample(3)).title() + f" {i}"
+        body = "\n\n".join(" ".join(corpus.sentence() for _ in range(rng.randint(2, 5))) for _ in range(rng.randint(1, 4)))
+        extra = ""
+        if i % 50 == 0:
+            extra += f"scenarios: [{rng.choice(TECH)} work, {rng.choice(TECH)} review]\n"
+        if i % 200 == 0:
+            extra += "hard_rule: true\n"
+        day = 1 + i % 28
+        text = (
+            f"---\nid: m{i:07d}\ntitle: {title}\ndescription: {corpus.sentence()[:120]}\nkind: {category}\n"
+            f"tags: [{rng.choice(TECH)}, {rng.choice(TECH)}]\n{extra}created: 2025-0{1 + i % 9}-{day:02d}\n"
+            f"updated: 2025-0{1 + i % 9}-{day:02d}T{i % 24:02d}:00:00Z\n---\n\n{body}\n"
+        )
+        path = root / category / f"memory-{i:07d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    """Queries people and agents type: content words, identifiers, CJK words, prefixes."""
+    corpus = Corpus(seed)
+    rng = corpus.rng
+    content = corpus.words[10:1500]  # not the handful of words in every other memory
+    pool = [
+        lambda: rng.choice(content),
+        lambda: " ".join(rng.sample(content, 2)),
+        lambda: rng.choice(TECH[10:]),
+        lambda: rng.choice(IDENTIFIERS),
+        lambda: rng.choice(("部署", "迁移", "缓存", "テスト", "デプロイ", "마이그레이션", "배포")),
+        lambda: rng.choice(content)[:5],  # a prefix: often a strict miss, then the prefix retry
+    ]
+    return [rng.choice(pool)() for _ in range(count)]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def bench_size(home: Path, count: int, n_queries: int) -> None:
+    from daemon.memory.commands import Workspace, recall
+    from daemon.memory.compile import compile_root
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.tree import MemoryRoot, ScanCache, scan
+
+    root_dir = home / "config" / "opencode" / "memory"
+    shutil.rmtree(root_dir, ignore_errors=True)
+    db_path = home / "state" / "memoryd" / "index.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db_path) + suffix).unlink(missing_ok=True)
+
+    t0 = time.perf_counter()
+    paths = write_tree(root_dir, count)
+    size_mb = sum(p.stat().st_size for p in paths) / 1e6
+    print(f"\n== {count:,} memories ({size_mb:.1f} MB of Markdown, written in {time.perf_counter() - t0:.1f} s)")
+    root = MemoryRoot(root_dir, "global")
+
+    with SearchIndex(db_path) as index:
+        t0 = time.perf_counter()
+        changed = index.sync_root(root)
+        full_index = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        written = compile_root(root, index=index)
+        full_compile = time.perf_counter() - t0
+        print(f"full index             {ms(full_index)}  ({changed} entries)")
+        print(f"full compile           {ms(full_compile)}  ({len(written)} files written)")
+        print(f"full index + compile   {ms(full_index + full_compile)}   target < 10 s at 10,000")
+
+        t0 = time.perf_counter()
+        cache = ScanCache()
+        scan(root, cache)
+        cold_scan = time.perf_counter() - t0
+        print(f"scan, cold cache       {ms(cold_scan)}  (what a fresh daemon pays once)")
+
+        # Let every file age past the racy-mtime window, as on a real machine.
+        old = time.time() - 60
+        for p in paths:
+            os.utime(p, (old, old))
+        index.sync_root(root)
+        scan(root, cache)
+
+        def edit(path: Path, n: int) -> None:
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace("\n\n", f"\n\nEdited {n}: 部署 pnpm hotfix.\n\n", 1), encoding="utf-8")
+
+        known, unknown, cached = [], [], []
+        for n in range(5):
+            target = paths[(n + 1) * len(paths) // 7]
+            edit(target, n)
+            t0 = time.perf_counter()
+            index.update_file(target, root)
+            t1 = time.perf_counter()
+            compile_root(root, index=index, categories={target.parent.name})
+            known.append((t1 - t0, time.perf_counter() - t1))
+            edit(target, n + 10)
+            t0 = time.perf_counter()
+            index.sync_root(root)
+            t1 = time.perf_counter()
+            compile_root(root, index=index)
+            unknown.append((t1 - t0, time.perf_counter() - t1))
+            edit(target, n + 20)
+            t0 = time.perf_counter()
+            compile_root(root, scan(root, cache)[0])
+            cached.append(time.perf_counter() - t0)
+            index.sync_root(root)
+
+        def med(pairs: list[tuple[float, float]], i: int) -> float:
+            return statistics.median(p[i] for p in pairs)
+
+        print(
+            f"one change, path known: update_file {ms(med(known, 0))} + compile its category {ms(med(known, 1))}"
+            f" = {ms(med(known, 0) + med(known, 1))}   target < 50 ms (median of 5)"
+        )
+        print(
+            f"one change, path unknown: sync_root {ms(med(unknown, 0))} + compile all {ms(med(unknown, 1))}"
+            f" = {ms(med(unknown, 0) + med(unknown, 1))}"
+        )
+        print(f"one change: compile_root from a warm scan cache (no index) {ms(statistics.median(cached))}")
+        for p in paths:
+            os.utime(p, (old, old))
+        index.sync_root(root)
+
+        t0 = time.perf_counter()
+        assert index.sync_root(root) == 0
+        print(f"no-change sync_root    {ms(time.perf_counter() - t0)}")
+
+        qs = queries(n_queries)
+        for q in qs[:20]:
+            index.search(q, [root])  # warm the page cache
+        timings, modes = [], {"strict": 0, "prefix": 0, "none": 0}
+        for q in qs:
+            t0 = time.perf_counter()
+            result = index.search(q, [root], limit=10)
+            timings.append(time.perf_counter() - t0)
+            modes[result.mode] += 1
+        print(
+            f"search  p50 {ms(pct(timings, 50))}  p95 {ms(pct(timings, 95))}  max {ms(max(timings))}   "
+            f"target p95 < 10 ms  ({len(qs)} queries: {modes})"
+        )
+        # Worst case: the commonest word of the corpus, in nearly every memory (like "the").
+        common = Corpus().words[0]
+        share = index._db.execute("SELECT count(*) FROM doc_fts WHERE doc_fts MATCH ?", (f'"{common}"',)).fetchone()[0]
+        worst = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            index.search(common, [root], limit=10)
+            worst.append(time.perf_counter() - t0)
+        print(f"search worst case: {common!r} is in {share / count:.0%} of memories: median {ms(statistics.median(worst))}")
+        for trusted in (False, True):
+            ws = Workspace(index, root, None, trust_index=trusted)
+            timings = []
+            for q in qs[:100]:
+                t0 = time.perf_counter()
+                recall(ws, q, limit=10)
+                timings.append(time.perf_counter() - t0)
+            what = "index trusted (daemon running)" if trusted else "checks every file first (no daemon)"
+            print(f"commands.recall, {what}:  p50 {ms(pct(timings, 50))}  p95 {ms(pct(timings, 95))}")
+
+
+def bench_cli(home: Path, runs: int) -> None:
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_STATE_HOME": str(home / "state"), "XDG_DATA_HOME": str(home / "data")}
+    script = Path(sys.executable).parent / "memoryd"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "daemon"]
+    cwd = home / "elsewhere"
+    cwd.mkdir(exist_ok=True)
+
+    def wall(args: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(args, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - t0
+
+    from daemon.service.lock import InstanceLock
+
+    wall([*command, "recall", "deploy"])  # warm caches and .pyc files
+    baseline = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
+    words = ("deploy", "部署", "busy_timeout_ms", "migrat") * (runs // 4 + 1)
+    print(f"\n== `{' '.join(Path(c).name for c in command)} recall` wall time, {runs} runs each")
+    print(f"python -c pass                      median {ms(statistics.median(baseline))}")
+    alone = [wall([*command, "recall", q]) for q in words[:runs]]
+    print(f"memoryd recall, no daemon           median {ms(statistics.median(alone))}  max {ms(max(alone))}   target < 300 ms")
+    # With the daemon's lock held, recall trusts the index the daemon keeps current.
+    with InstanceLock(home / "state" / "memoryd" / "memoryd.lock"):
+        served = [wall([*command, "recall", q]) for q in words[:runs]]
+    print(f"memoryd recall, daemon running      median {ms(statistics.median(served))}  max {ms(max(served))}")
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "daemon", "recall", "deploy"],
+        env=env, cwd=cwd, capture_output=True, text=True, check=True,
+    )
+    rows = []
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+            _, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
+            if not name.startswith(" "):
+                rows.append((int(cumulative), name))
+    top = sorted((r for r in rows if "." not in r[1] or r[1].startswith("daemon")), reverse=True)[:8]
+    print("largest top-level imports on the recall path (cumulative):")
+    for micros, name in top:
+        print(f"  {micros / 1000:7.1f} ms  {name}")
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, runpy; sys.argv=['memoryd','recall','deploy'];\n"
+         "try:\n runpy.run_module('daemon', run_name='__main__')\nexcept SystemExit: pass\n"
+         "print(','.join(m for m in ('pydantic','structlog','httpx','rich','watchdog','mcp','yaml') if m in sys.modules), file=sys.stderr)"],
+        env=env, cwd=cwd, capture_output=True, text=True, check=True,
+    )
+    print(f"heavy modules loaded by `memoryd recall`: {loaded.stderr.strip() or 'none'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated tree sizes")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--cli-runs", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
+        for size in (int(s) for s in args.sizes.split(",")):
+            bench_size(home, size, args.queries)
+        bench_cli(home, args.cli_runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""compile, sweep and reindex: upkeep of every memory tree memoryd knows."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from daemon.cli.context import EXIT_FAILED, AppContext, fail
+
+if TYPE_CHECKING:
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.tree import MemoryRoot, Problem
+
+_project_option = click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    help="Also include the project containing DIR (repeatable).",
+)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn an unusable index or an unwritable tree into a message and exit code 1."""
+    from daemon.memory.index import SearchIndexError
+
+    try:
+        yield
+    except SearchIndexError as exc:
+        fail(str(exc), EXIT_FAILED)
+    except sqlite3.OperationalError as exc:
+        fail(f"the search index is busy or damaged ({exc}); try again, or run `memoryd reindex`", EXIT_FAILED)
+    except OSError as exc:
+        fail(f"{exc.filename or 'a memory tree'}: {exc.strerror or exc}", EXIT_FAILED)
+
+
+def _open_index(app: AppContext) -> SearchIndex:
+    from daemon.memory.index import SearchIndex
+
+    return SearchIndex(app.paths.index_db, app.settings.source.busy_timeout_ms)
+
+
+def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:
+    """Every existing tree: global, configured, this directory's project, any given, any indexed."""
+    from daemon.memory.tree import discover_roots
+
+    return discover_roots(
+        app.settings, app.paths, [Path.cwd(), *projects], extra_roots=index.known_roots()
+    )
+
+
+def _print_problems(problems: list[Problem]) -> None:
+    for problem in problems:
+        what = "skipped" if problem.skipped else "warning"
+        click.echo(f"  {what}: {problem.path}: {problem.reason}", err=True)
+
+
+@click.command(name="compile")
+@_project_option
+@click.pass_obj
+def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
+    """Recompile every tree's <category>/index.md and ROOT.md's generated blocks.
+
+    Only files whose content changes are written. Text outside the generated blocks of
+    ROOT.md (goals, your own rules) is kept exactly. The daemon does this by itself on
+    every change; run it by hand after editing trees while it was stopped.
+
+    \b
+    Examples:
+      memoryd compile
+      memoryd compile --project ~/src/app
+    """
+    from daemon.memory.compile import compile_report
+
+    app.setup_logging(stderr=False)
+    failed = False
+    with _errors(), _open_index(app) as index:
+        roots = _roots(app, index, projects)
+        if not roots:
+            click.echo(f"No memory tree yet (the global one would be {app.paths.global_root}).")
+            return
+        for root in roots:
+            index.sync_root(root)
+            report = compile_report(root, index=index)
+            status = f"wrote {len(report.written)} file(s)" if report.written else "up to date"
+            click.echo(f"{root.scope:<7} {root.path}: {status}")
+            for path in report.written:
+                click.echo(f"  {path}")
+            _print_problems(index.problems(root) + report.problems)
+            failed = failed or bool(report.problems)
+    if failed:
+        raise SystemExit(EXIT_FAILED)
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Only show what would move or be deleted.")
+@_project_option
+@click.pass_obj
+def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
+    """Move expired memories to <tree>/.expired/ and delete old expired files.
+
+    A memory whose `expires` has passed leaves the live tree (and search) for
+    <tree>/.expired/<category>/; after sweep.keep_expired_days there it is deleted.
+    Expired rows of an opencode-memory store (sweep.opencode_memory_db) go too.
+
+    \b
+    Examples:
+      memoryd sweep --dry-run
+      memoryd sweep
+    """
+    from daemon.memory.sweep import plan_expired, plan_purge
+    from daemon.memory.sweep import sweep as run_sweep
+
+    app.setup_logging(stderr=False)
+    now = datetime.now(UTC)
+    keep = app.settings.sweep.keep_expired_days
+    store = app.paths.opencode_memory_db
+    with _errors(), _open_index(app) as index:
+        roots = _roots(app, index, projects)
+        if dry_run:
+            for root in roots:
+                index.sync_root(root)
+                for memory in plan_expired(index.expired(root, now), now):
+                    click.echo(f"would move {memory.path} (expired {memory.expires:%Y-%m-%d %H:%M} UTC)")
+                for path in plan_purge(root, now, keep):
+                    click.echo(f"would delete {path} (in .expired/ for over {keep} days)")
+            if store.exists():
+                click.echo(f"would delete expired entries from {store}")
+            return
+        report = run_sweep(roots, now, keep, store, index=index)
+    for source, target in report.moved:
+        click.echo(f"moved {source} -> {target}")
+    for path in report.purged:
+        click.echo(f"deleted {path}")
+    if report.store is not None:
+        entries = "entry" if report.store_deleted == 1 else "entries"
+        click.echo(f"{report.store}: deleted {report.store_deleted} expired {entries}")
+    if not (report.moved or report.purged or report.store_deleted):
+        click.echo(f"Nothing expired in {len(roots)} tree(s).")
+    _print_problems(report.problems)
+    if report.problems:
+        raise SystemExit(EXIT_FAILED)
+
+
+@click.command()
+@_project_option
+@click.pass_obj
+def reindex(app: AppContext, projects: tuple[Path, ...]) -> None:
+    """Rebuild the search index from the trees, from scratch.
+
+    The index is derived data: this loses nothing. Use it after moving trees around,
+    or if recall seems to miss files you know are there.
+
+    \b
+    Examples:
+      memoryd reindex
+      memoryd reindex --project ~/src/app
+    """
+    app.setup_logging(stderr=False)
+    started = time.perf_counter()
+    with _errors(), _open_index(app) as index:
+        roots = _roots(app, index, projects)
+        count = index.rebuild(roots)
+        problems = index.problems()
+    elapsed = time.perf_counter() - started
+    click.echo(f"Indexed {count} memories from {len(roots)} tree(s) in {elapsed:.2f} s.")
+    for root in roots:
+        click.echo(f"  {root.scope:<7} {root.path}")
+    if problems:
+        click.echo(f"{len(problems)} file(s) skipped or partly read:", err=True)
+        _print_problems(problems)

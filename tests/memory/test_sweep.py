@@ -1,0 +1,184 @@
+"""Expiry: expired memories leave the live tree, old ones are purged, the opencode-memory store is swept."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from daemon.memory.compile import compile_root
+from daemon.memory.sweep import plan_expired, sweep
+
+from .conftest import NOW, write_memory
+
+# The opencode-memory store's schema (v0.3.0): FTS5 kept in step by triggers.
+OPENCODE_MEMORY_SCHEMA = """
+CREATE TABLE entries (
+  id TEXT PRIMARY KEY,
+  scope TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  title TEXT NOT NULL,
+  body TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE VIRTUAL TABLE entries_fts USING fts5(title, body, tags, content='entries', content_rowid='rowid');
+CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+  INSERT INTO entries_fts(rowid, title, body, tags) VALUES (new.rowid, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+  INSERT INTO entries_fts(entries_fts, rowid, title, body, tags) VALUES ('delete', old.rowid, old.title, old.body, old.tags);
+END;
+CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+  INSERT INTO entries_fts(entries_fts, rowid, title, body, tags) VALUES ('delete', old.rowid, old.title, old.body, old.tags);
+  INSERT INTO entries_fts(rowid, title, body, tags) VALUES (new.rowid, new.title, new.body, new.tags);
+END;
+"""
+
+
+def make_store(path: Path, rows: list[tuple[str, int | None]]) -> Path:
+    """Create an opencode-memory store with entries (title, expires_at in epoch ms)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.executescript(OPENCODE_MEMORY_SCHEMA)
+    now_ms = int(NOW.timestamp() * 1000)
+    db.executemany(
+        "INSERT INTO entries (id, scope, kind, title, body, created_at, updated_at, expires_at) VALUES (?, 'global', 'fact', ?, 'zebra body', ?, ?, ?)",
+        [(f"e{i}", title, now_ms, now_ms, expires) for i, (title, expires) in enumerate(rows)],
+    )
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.fixture
+def expiring(global_root):
+    root = global_root.path
+    write_memory(root, "fact/outage.md", "title: CI outage\nexpires: 2025-05-31", "the runner is down")
+    write_memory(root, "fact/later.md", "title: Later\nexpires: 2025-07-01")
+    write_memory(root, "fact/forever.md", "title: Forever")
+    write_memory(root, "fact/today.md", "title: Today\nexpires: 2025-06-01")  # through the end of today
+    compile_root(global_root)
+    return global_root
+
+
+def test_expired_files_move_to_expired_and_the_tree_is_recompiled(expiring, index):
+    root = expiring.path
+    index.sync_root(expiring)
+    report = sweep([expiring], NOW, 30, None, index=index)
+
+    assert report.moved == [(root / "fact/outage.md", root / ".expired/fact/outage.md")]
+    assert (root / ".expired/fact/outage.md").read_text().startswith("---\ntitle: CI outage")
+    assert "CI outage" not in (root / "fact/index.md").read_text()
+    assert root / "fact/index.md" in report.compiled and root / "ROOT.md" in report.compiled
+    assert index.search("runner down", [expiring], now=NOW - timedelta(days=30)).hits == []
+    assert sorted(m.title for m in index.memories(expiring)) == ["Forever", "Later", "Today"]
+
+
+def test_sweep_without_an_index_scans_the_tree(expiring):
+    report = sweep([expiring], NOW, 30, None)
+    assert [src.name for src, _ in report.moved] == ["outage.md"]
+
+
+def test_a_name_taken_in_expired_gets_a_suffix(expiring):
+    write_memory(expiring.path, ".expired/fact/outage.md", "title: Earlier outage")
+    report = sweep([expiring], NOW, 30, None)
+    assert report.moved[0][1] == expiring.path / ".expired/fact/outage-2.md"
+    assert (expiring.path / ".expired/fact/outage.md").read_text().count("Earlier outage") == 1
+
+
+def test_expired_files_are_purged_after_keep_days(expiring):
+    sweep([expiring], NOW, 30, None)
+    moved = expiring.path / ".expired/fact/outage.md"
+    assert moved.stat().st_mtime == NOW.timestamp()  # the purge clock starts at the move
+    assert sweep([expiring], NOW + timedelta(days=29), 30, None).purged == []
+    assert moved.exists()
+    report = sweep([expiring], NOW + timedelta(days=31), 30, None)
+    assert moved in report.purged and not moved.exists()
+    # Today and Later expired meanwhile and were moved by those sweeps: not purged yet.
+    assert sorted(p.name for p in (expiring.path / ".expired/fact").iterdir()) == ["later.md", "today.md"]
+    sweep([expiring], NOW + timedelta(days=70), 30, None)
+    assert not (expiring.path / ".expired/fact").exists()  # emptied folders go too
+
+
+def test_plan_expired_is_pure_and_ordered(expiring):
+    from daemon.memory.tree import scan
+
+    memories, _ = scan(expiring, cache=None)
+    assert [m.title for m in plan_expired(memories, NOW + timedelta(days=40))] == ["CI outage", "Today", "Later"]
+
+
+def test_opencode_memory_store_loses_expired_rows_and_their_fts(tmp_path, global_root):
+    now_ms = int(NOW.timestamp() * 1000)
+    store = make_store(
+        tmp_path / "data" / "opencode-memory" / "memory.db",
+        [("gone one", now_ms - 1), ("gone two", now_ms), ("kept", now_ms + 1), ("no expiry", None)],
+    )
+    report = sweep([global_root], NOW, 30, store)
+
+    assert report.store == store and report.store_deleted == 2
+    db = sqlite3.connect(store)
+    assert sorted(r[0] for r in db.execute("SELECT title FROM entries")) == ["kept", "no expiry"]
+    fts = sorted(r[0] for r in db.execute("SELECT e.title FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid WHERE entries_fts MATCH 'zebra'"))
+    assert fts == ["kept", "no expiry"]
+    assert db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')") is not None
+    db.close()
+
+
+def test_absent_store_is_off_and_a_foreign_file_is_reported_untouched(tmp_path, global_root):
+    assert sweep([global_root], NOW, 30, tmp_path / "missing.db").store is None
+    foreign = tmp_path / "foreign.db"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE notes (x)")
+    db.commit()
+    db.close()
+    before = foreign.read_bytes()
+    report = sweep([global_root], NOW, 30, foreign)
+    assert report.store_deleted == 0
+    assert "expires_at" in report.problems[0].reason
+    assert foreign.read_bytes() == before
+
+
+def test_a_locked_store_is_reported_not_fatal(tmp_path, global_root):
+    now_ms = int(NOW.timestamp() * 1000)
+    store = make_store(tmp_path / "memory.db", [("gone", now_ms - 1)])
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        from daemon.memory.sweep import StoreError, sweep_opencode_memory
+
+        with pytest.raises(StoreError, match="cannot sweep"):
+            sweep_opencode_memory(store, NOW, busy_timeout_ms=50)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert sweep_opencode_memory(store, NOW) == 1
+
+
+def test_a_symlink_in_expired_is_removed_not_followed(global_root, tmp_path):
+    target = tmp_path / "precious.md"
+    target.write_text("keep me")
+    folder = global_root.path / ".expired" / "fact"
+    folder.mkdir(parents=True)
+    link = folder / "link.md"
+    link.symlink_to(target)
+    old = (NOW - timedelta(days=90)).timestamp()
+    os.utime(link, (old, old), follow_symlinks=False)
+    report = sweep([global_root], NOW, 30, None)
+    assert link in report.purged and target.read_text() == "keep me"
+
+
+def test_an_expired_folder_that_is_a_symlink_is_refused(expiring, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (expiring.path / ".expired").symlink_to(elsewhere, target_is_directory=True)
+    report = sweep([expiring], NOW, 30, None)
+    assert report.moved == [] and (expiring.path / "fact/outage.md").exists()
+    assert list(elsewhere.iterdir()) == []
+    assert "symlink" in report.problems[0].reason
