@@ -42,6 +42,9 @@ def _scrub_event(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, A
 
 _SHARED: list[Any] = [
     structlog.contextvars.merge_contextvars,
+    # stdlib records (the memory modules log without structlog, to keep `recall` light)
+    # carry their fields in `extra=`; this lifts them into the event.
+    structlog.stdlib.ExtraAdder(),
     structlog.stdlib.add_log_level,
     structlog.processors.TimeStamper(fmt="iso", utc=True),
     structlog.processors.format_exc_info,

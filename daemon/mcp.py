@@ -145,11 +145,11 @@ class MemoryService:
             raise ToolFailure(str(exc)) from exc
         except sqlite3.OperationalError as exc:
             # Another memoryd process held the index longer than the busy timeout.
-            log.warning("search index busy or unusable: %s", exc)
+            log.warning("mcp.index_busy", extra={"error": str(exc)})
             raise ToolFailure(f"the search index is busy or unusable ({exc}); try again in a moment") from exc
         except OSError as exc:
             where = f" {exc.filename}" if exc.filename else ""
-            log.warning("memory file operation failed:%s: %s", where, exc.strerror or exc)
+            log.warning("mcp.file_error", extra={"path": where.strip(), "error": str(exc.strerror or exc)})
             reason = exc.strerror or exc
             raise ToolFailure(f"cannot access{where}: {reason}. Tell the user: retrying will not help.") from exc
 
@@ -407,7 +407,7 @@ def serve(settings: Settings, paths: Paths, project_dir: Path | None, *, explici
     # Argument errors reach the model as text: spare it pydantic's documentation links.
     os.environ.setdefault("PYDANTIC_ERRORS_INCLUDE_URL", "0")
     service = MemoryService(settings, paths, project_dir, explicit_project=explicit_project)
-    log.info("mcp server starting (project directory %s)", project_dir)
+    log.info("mcp.starting", extra={"project_dir": str(project_dir)})
     try:
         build_server(service).run("stdio")
     except Exception:
@@ -415,4 +415,4 @@ def serve(settings: Settings, paths: Paths, project_dir: Path | None, *, explici
         raise
     finally:
         service.close()
-        log.info("mcp server stopped")
+        log.info("mcp.stopped")

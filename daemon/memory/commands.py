@@ -236,7 +236,7 @@ def check_secrets(fields: dict[str, str]) -> None:
 
     found = {name: kinds for name, text in fields.items() if (kinds := find_secrets(text))}
     if found:
-        log.warning("remember refused: credential-like content in %s", ", ".join(found))
+        log.warning("memory.refused", extra={"fields": sorted(found), "reason": "credential-like content"})
         raise SecretRefused(found)
 
 
@@ -364,7 +364,7 @@ def remember(
     touched = {path.parent.name} | ({moved_from.parent.name} if moved_from is not None else set())
     compiled = _compile(root, ws.index, touched)
     memory, _ = read_memory(path, root)
-    log.info("remembered %s %r in %s (%s)", kind, title, path, "new" if existing is None else "updated")
+    log.info("memory.remembered", extra={"kind": kind, "title": title, "path": str(path), "new": existing is None})
     return RememberResult(memory, existing is None, moved_from, tuple(compiled))
 
 
@@ -516,7 +516,7 @@ def delete_memories(ws: Workspace, memories: Sequence[Memory], *, anywhere: bool
         ws.index.remove_file(memory.path)
         deleted.append(memory)
         touched.setdefault(memory.root, set()).add(memory.category)
-        log.info("forgot %r (%s)", memory.title, memory.path)
+        log.info("memory.forgotten", extra={"title": memory.title, "path": str(memory.path), "memory_id": memory.id})
     compiled: list[Path] = []
     for root, categories in touched.items():
         compiled.extend(_compile(root, ws.index, categories))

@@ -424,7 +424,7 @@ def compile_report(
     for problem in report.problems:
         log_problem(problem)
     if report.written:
-        log.info("compiled %s: wrote %s", root.path, ", ".join(str(p) for p in report.written))
+        log.info("tree.compiled", extra={"root": str(root.path), "written": [str(p) for p in report.written]})
     return report
 
 

@@ -272,7 +272,7 @@ class SearchIndex:
             if current == wanted:
                 return  # another process created it meanwhile
             if current is not None:
-                log.info("search index format changed %s: rebuilding %s", current, self.db_path)
+                log.info("index.rebuilding", extra={"reason": f"format changed ({current})", "db": str(self.db_path)})
             self._drop_all(db)
             self._create(db)
 
@@ -441,7 +441,7 @@ class SearchIndex:
         for start in range(0, len(pending), BATCH):
             changed += self._index_batch(root, pending[start : start + BATCH])
         if changed:
-            log.info("index: %s: %d entries changed", root.path, changed)
+            log.info("index.synced", extra={"root": str(root.path), "changed": changed})
         touched = {Path(p).parent.name for p in gone} | {p.parent.name for p, _ in pending}
         return SyncReport(changed, touched if changed else set())
 

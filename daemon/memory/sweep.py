@@ -95,7 +95,7 @@ def _move_expired(root: MemoryRoot, expired: Sequence[Memory], now: datetime, re
             continue
         report.moved.append((memory.path, target))
         moved.append(memory.path)
-        log.info("expired %r: moved %s to %s", memory.title, memory.path, target)
+        log.info("sweep.expired", extra={"title": memory.title, "path": str(memory.path), "moved_to": str(target)})
     return moved
 
 
@@ -109,7 +109,7 @@ def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport)
             report.problems.append(Problem(path, f"could not delete: {exc.strerror or exc}"))
             continue
         report.purged.append(path)
-        log.info("purged %s (expired more than %d days ago)", path, keep_days)
+        log.info("sweep.purged", extra={"path": str(path), "keep_expired_days": keep_days})
     try:
         with os.scandir(root.expired_dir) as listing:
             folders = [Path(e.path) for e in listing if e.is_dir(follow_symlinks=False)]
@@ -198,9 +198,9 @@ def sweep(
         report.store = opencode_memory_db
         try:
             report.store_deleted = sweep_opencode_memory(opencode_memory_db, now)
-            log.info("opencode-memory store %s: deleted %d expired entries", opencode_memory_db, report.store_deleted)
+            log.info("sweep.store", extra={"store": str(opencode_memory_db), "deleted": report.store_deleted})
         except StoreError as exc:
             report.problems.append(Problem(opencode_memory_db, str(exc)))
     for problem in report.problems:
-        log.warning("sweep: %s: %s", problem.path, problem.reason)
+        log.warning("sweep.problem", extra={"path": str(problem.path), "reason": problem.reason})
     return report

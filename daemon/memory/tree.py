@@ -711,7 +711,7 @@ def scan(root: MemoryRoot, cache: ScanCache | None = DEFAULT_CACHE) -> tuple[lis
 def log_problem(problem: Problem) -> None:
     """Log a skipped or partly read file, for the log and `memoryd status`."""
     what = "skipped" if problem.skipped else "partly read"
-    log.warning("memory file %s: %s: %s", what, problem.path, problem.reason)
+    log.warning("memory.file_problem", extra={"what": what, "path": str(problem.path), "reason": problem.reason})
 
 
 # --- hit counters ---------------------------------------------------------------------
@@ -728,7 +728,7 @@ def read_hits(root: MemoryRoot) -> dict[str, int]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        log.warning("ignoring unreadable hit counters %s: %s", root.state_file, exc)
+        log.warning("memory.hits_unreadable", extra={"path": str(root.state_file), "error": str(exc)})
         return {}
     hits = data.get("hits") if isinstance(data, dict) else None
     if not isinstance(hits, dict):
@@ -754,4 +754,4 @@ def add_hits(root: MemoryRoot, ids: Iterable[str]) -> None:
         write_if_changed(root.state_file, text, durable=False)
     except OSError as exc:
         # Counters are a ranking hint: a read-only tree must not break recall.
-        log.warning("cannot update hit counters %s: %s", root.state_file, exc)
+        log.warning("memory.hits_unwritable", extra={"path": str(root.state_file), "error": str(exc)})

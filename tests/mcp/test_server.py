@@ -114,7 +114,7 @@ def test_a_credential_is_refused_and_nothing_is_written(home, project, where):
     assert not (project / ".memory").exists() and not home.global_root.exists()
     assert not found.is_error and found.text.startswith("No memory matches")
     log = (home.state_dir / "memoryd.log").read_text()
-    assert "remember refused" in log and "sk-proj" not in log
+    assert '"event": "memory.refused"' in log and "sk-proj" not in log
 
 
 def test_global_scope_is_explicit_and_shared_by_every_project(home, project, tmp_path):
@@ -311,7 +311,8 @@ def test_logs_go_to_the_log_file_not_stdout_or_stderr(home, project):
 
     serve(home, project, scenario)
     log = (home.state_dir / "memoryd.log").read_text()
-    assert "mcp server starting" in log and "remembered fact 'Logged'" in log and "mcp server stopped" in log
+    assert '"event": "mcp.starting"' in log and '"event": "mcp.stopped"' in log
+    assert '"event": "memory.remembered"' in log and '"title": "Logged"' in log
     assert (home.root / "mcp-stderr.txt").read_text() == ""
 
 

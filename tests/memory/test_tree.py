@@ -286,5 +286,5 @@ def test_a_broken_file_is_logged_once_per_process_not_on_every_rescan(global_roo
     with caplog.at_level("WARNING", logger="memoryd.memory.tree"):
         scan(global_root, cache)
         scan(global_root, cache)
-    warnings = [r.getMessage() for r in caplog.records if "broken.md" in r.getMessage()]
-    assert len(warnings) == 1 and "broken YAML" in warnings[0]
+    warnings = [r for r in caplog.records if r.getMessage() == "memory.file_problem" and "broken.md" in r.path]
+    assert len(warnings) == 1 and "broken YAML" in warnings[0].reason
