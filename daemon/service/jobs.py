@@ -111,19 +111,23 @@ class Jobs:
         return discover_roots(self.settings, self.paths, dirs)
 
     def refresh_tree(self, root_path: Path) -> None:
-        """Recompile a tree's index.md / ROOT.md and bring its search entries up to date."""
+        """Bring a tree's search entries up to date, then recompile what they touched.
+
+        Only the categories whose memories changed get their index.md rewritten; an
+        event that changed no memory (index.md deleted, ROOT.md edited) recompiles all
+        of the tree, from the index rather than the files.
+        """
         from daemon.memory.compile import compile_root
-        from daemon.memory.tree import scan
 
         root = next((r for r in self.roots() if r.path == root_path), None)
         if root is None:
             return
-        memories, _problems = scan(root)
-        written = compile_root(root, memories)
-        changed = self.index.sync_root(root)
-        if written or changed:
+        synced = self.index.sync_root_report(root)
+        categories = synced.categories if synced.changed else None
+        written = compile_root(root, index=self.index, categories=categories)
+        if written or synced.changed:
             self.log.info(
-                "tree.compiled", root=str(root.path), written=[str(p) for p in written], index_changes=changed
+                "tree.refreshed", root=str(root.path), written=[str(p) for p in written], index_changes=synced.changed
             )
 
     # -- sweep -----------------------------------------------------------------------
