@@ -1,0 +1,61 @@
+"""`memoryd status`: the truth, whether or not the daemon runs, as text and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from daemon.cli.main import cli
+from daemon.config import load_settings
+from daemon.service.lock import InstanceLock
+from daemon.state import StateDB
+
+
+def status(*args: str):
+    return CliRunner().invoke(cli, ["status", *args])
+
+
+def test_before_anything_it_says_what_to_do(home):
+    result = status()
+    assert result.exit_code == 0
+    assert "memoryd is not running" in result.output and "memoryd service install" in result.output
+    assert "OpenCode database not found" in result.output
+    assert "run `memoryd distill`" in result.output
+
+
+def test_after_a_pass_it_counts_and_lists_roots(home, fixture_db):
+    assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
+    text = status().output
+    assert "Sessions: 6 distilled, 1 junk, 0 pending, 0 failed" in text
+    assert "up to date" in text
+    assert f"Memory (global): {home.global_root} — 6 memories" in text
+    data = json.loads(status("--json").output)
+    assert data["state"]["sessions"] == {"distilled": 6, "junk": 1, "pending": 0, "failed": 0}
+    assert data["daemon"]["running"] is False
+    assert data["source"]["ok"] is True and data["model"]["provider"] == "extractive"
+
+
+def test_failures_and_errors_are_shown_with_session_ids(home, fixture_db):
+    CliRunner().invoke(cli, ["distill", "--settle", "0"])
+    _, paths = load_settings()
+    state = StateDB(paths.state_db)
+    record = state.records("distilled")[0]
+    record.status, record.last_error = "failed", "model server said no"
+    state.put(record)
+    state.log_error("model server said no", record.session_id)
+    state.close()
+    text = status().output
+    assert f"failed  {record.session_id}" in text and "model server said no" in text
+    assert "--force" in text  # what to do next
+    assert "Recent errors:" in text
+
+
+def test_a_running_daemon_is_reported_with_its_pid(home, fixture_db):
+    _, paths = load_settings()
+    with InstanceLock(paths.lock_file, pid=4242):
+        data = json.loads(status("--json").output)
+        text = status().output
+    assert data["daemon"]["running"] is True and data["daemon"]["pid"] == 4242
+    assert "memoryd is running (pid 4242" in text
+    assert "memoryd is not running" in status().output  # the lock went with the holder
