@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import frontmatter  # noqa: E402
 from grow_db import grow  # noqa: E402
 
 
@@ -87,12 +88,16 @@ def main() -> None:
             time.sleep(7)  # let the first sweep (5 s after start) and compiles finish
             cpu0, wall0 = proc_cpu_seconds(daemon.pid), time.perf_counter()
             rss = [proc_rss_mb(daemon.pid)]
+            windows = []
             while time.perf_counter() - wall0 < args.idle_seconds:
-                time.sleep(1)
+                before = proc_cpu_seconds(daemon.pid)
+                time.sleep(min(10.0, args.idle_seconds))
+                windows.append(proc_cpu_seconds(daemon.pid) - before)
                 rss.append(proc_rss_mb(daemon.pid))
             cpu = proc_cpu_seconds(daemon.pid) - cpu0
             wall = time.perf_counter() - wall0
             print(f"idle {wall:.0f}s: CPU {100 * cpu / wall:.3f} % ({cpu:.2f}s), RSS max {max(rss):.1f} MB (targets < 0.1 %, < 80 MB)")
+            print("  CPU seconds per 10 s window:", " ".join(f"{w:.2f}" for w in windows))
 
             from tests.capture.helpers import add_message, max_time
 
@@ -100,7 +105,7 @@ def main() -> None:
             capture_ms = []
             for n in range(args.rounds):
                 note = sessions[n]
-                sid = next(line.split(": ", 1)[1] for line in note.read_text().splitlines() if line.startswith("session_id:"))
+                sid = frontmatter.load(note)["session_id"]
                 marker = f"benchmark edit {n} {time.time()}"
                 at = max(max_time(db), int(time.time() * 1000)) + 1
                 t = time.perf_counter()

@@ -113,7 +113,8 @@ class Daemon:
         self.notifier = notifier or Notifier()
         self.log = get_logger("memoryd.daemon")
         self.queue = WorkQueue()
-        self.stop = threading.Event()
+        self._wake = threading.Event()  # the main thread's alarm clock: stop, reload, ping
+        self.stop = _WakingEvent(self._wake)
         self.ready = threading.Event()
         self.health = Health()
         self._jobs_factory = jobs_factory or _default_jobs
@@ -140,7 +141,7 @@ class Daemon:
             self.log.error("daemon.already_running", pid=exc.pid, lock=str(self.paths.lock_file))
             raise
         try:
-            with SignalHandlers(stop=self.stop, on_reload=self._reload.set):
+            with SignalHandlers(stop=self.stop, on_reload=self._request_reload):
                 return self._serve()
         finally:
             lock.release()
@@ -149,12 +150,18 @@ class Daemon:
         self.log.info("daemon.starting", pid=os.getpid(), db=str(self.paths.opencode_db))
         self._start()
         try:
-            watchdog = self.notifier.watchdog_interval() or 10.0
-            while not self.stop.wait(min(watchdog, 1.0) if self._reload.is_set() else watchdog):
+            # Sleep until a signal, or the next watchdog ping when systemd asks for them:
+            # an idle daemon wakes up for nothing else (each wake-up costs CPU time).
+            watchdog = self.notifier.watchdog_interval()
+            while True:
+                self._wake.wait(watchdog)
+                self._wake.clear()
+                if self.stop.is_set():
+                    break
                 if self._reload.is_set():
                     self._reload.clear()
                     self._do_reload()
-                if self._healthy():
+                if watchdog and self._healthy():
                     self.notifier.watchdog()
             self.log.info("daemon.stopping")
             self.notifier.stopping()
@@ -187,6 +194,10 @@ class Daemon:
                 # A long model call: the note is never half-written (atomic writes), and
                 # the session is simply redone at the next start.
                 self.log.warning("daemon.worker_abandoned", kind=self.health.last_kind)
+
+    def _request_reload(self) -> None:
+        self._reload.set()
+        self._wake.set()
 
     def _healthy(self) -> bool:
         """The worker is idle, or busy for less than a long model call could take."""
@@ -370,6 +381,18 @@ class Daemon:
         if self._scheduler is not None:
             self._scheduler.shutdown(wait=False)
             self._scheduler = None
+
+
+class _WakingEvent(threading.Event):
+    """An Event whose set() also wakes the main loop (SIGTERM sets it from a handler)."""
+
+    def __init__(self, wake: threading.Event) -> None:
+        super().__init__()
+        self._wake_also = wake
+
+    def set(self) -> None:
+        super().set()
+        self._wake_also.set()
 
 
 class _DatabaseEvents:
