@@ -75,31 +75,20 @@ def note_filename(session: SessionInfo) -> str:
     return f"{day}-{slugify(session.title or 'session', 60)}-{tail}.md"
 
 
-def project_memory_root(directory: str) -> Path | None:
-    """Return `<worktree>/.memory` if the session's project has one.
+def project_memory_root(directory: str) -> Path:
+    """The session's project tree: `<git worktree>/.memory` (it may not exist yet)."""
+    from daemon.memory.tree import project_tree
 
-    The worktree is the nearest folder up from the session directory holding `.memory`
-    or `.git`; the search stops there so a parent project's tree is never borrowed.
-    """
-    if not directory:
-        return None
-    path = Path(directory)
-    for folder in (path, *path.parents):
-        if (folder / ".memory").is_dir():
-            return folder / ".memory"
-        if (folder / ".git").exists():
-            return None
-    return None
+    return project_tree(Path(directory)).path
 
 
 def choose_note_dir(session: SessionInfo, target: str, category: str, global_root: Path) -> Path:
     """Where a session's note goes: project tree, global tree, or as `notes.target` says."""
     # A session whose folder is gone (another machine's path, a deleted checkout)
     # has no project tree to write into.
-    if target == "global" or not Path(session.directory or "/nonexistent").is_dir():
+    if target == "global" or not session.directory or not Path(session.directory).is_dir():
         return global_root / category
     project = project_memory_root(session.directory)
-    if target == "project":
-        root = project or (Path(session.directory) / ".memory")
-        return root / category
-    return (project or global_root) / category
+    if target == "project" or project.is_dir():
+        return project / category
+    return global_root / category

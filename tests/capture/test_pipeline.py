@@ -211,6 +211,7 @@ def test_notes_go_to_a_project_tree_that_exists(home, tmp_path, fixture_db, fixt
 
     project = tmp_path / "webapp"
     (project / ".memory").mkdir(parents=True)
+    (project / ".git").mkdir()  # a project is a git worktree
     (project / "sub").mkdir()
     sid = fixture_sessions["deploy-pnpm"]["session"]
     conn = sqlite3.connect(fixture_db)
