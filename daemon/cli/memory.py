@@ -43,8 +43,8 @@ _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON 
 
 
 @contextmanager
-def _errors() -> Iterator[None]:
-    """Turn the memory commands' errors into a message and an exit code."""
+def memory_errors() -> Iterator[None]:
+    """Turn the memory commands' errors into a message and an exit code (also for compile/sweep/reindex)."""
     from daemon.memory.commands import InvalidInput, MemoryNotFound, SecretRefused
     from daemon.memory.index import SearchIndexError
 
@@ -61,7 +61,7 @@ def _errors() -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         fail(f"the search index is busy or damaged ({exc}); try again, or run `memoryd reindex`", EXIT_FAILED)
     except OSError as exc:
-        fail(f"{exc.filename or 'a memory file'}: {exc.strerror or exc}", EXIT_FAILED)
+        fail(f"{exc.filename or 'a memory tree'}: {exc.strerror or exc}", EXIT_FAILED)
 
 
 def _workspace(app: AppContext, project: Path | None, *, reading: bool = False) -> Workspace:
@@ -153,7 +153,7 @@ def recall(app: AppContext, query: str, limit: int, scope: str, project: Path | 
     """
     from daemon.memory.commands import recall as run_recall
 
-    with _errors():
+    with memory_errors():
         ws = _workspace(app, project, reading=True)
         result = run_recall(ws, query, limit=limit, scope=scope)  # type: ignore[arg-type]
     if as_json:
@@ -227,7 +227,7 @@ def remember(
     if is_global and project is not None:
         fail("--global and --project name different trees: give one of them")
     app.setup_logging(stderr=False)
-    with _errors():
+    with memory_errors():
         ws = _workspace(app, project)
         result = run_remember(
             ws,
@@ -281,7 +281,7 @@ def forget(
     if (memory_id is None) == (query is None):
         fail("give either an ID or --query WORDS (see `memoryd forget --help`)")
     app.setup_logging(stderr=False)
-    with _errors():
+    with memory_errors():
         ws = _workspace(app, project)
         if memory_id is not None:
             result = forget_by_id(ws, memory_id)
@@ -326,7 +326,7 @@ def inspect(app: AppContext, memory_id: str | None, project: Path | None, as_jso
     from daemon.memory.commands import inspect as run_inspect
     from daemon.memory.commands import inventory
 
-    with _errors():
+    with memory_errors():
         ws = _workspace(app, project, reading=True)
         if memory_id is None:
             result = inventory(ws)
@@ -368,7 +368,7 @@ def list_memories(
     """
     from daemon.memory.commands import list_memories as run_list
 
-    with _errors():
+    with memory_errors():
         ws = _workspace(app, project, reading=True)
         memories = run_list(ws, kind=kind, scope=scope, limit=limit)  # type: ignore[arg-type]
     if as_json:

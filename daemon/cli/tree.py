@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, AppContext, fail
+from daemon.cli.context import EXIT_FAILED, AppContext
+from daemon.cli.memory import memory_errors
 
 if TYPE_CHECKING:
     from daemon.memory.index import SearchIndex
@@ -26,21 +24,6 @@ _project_option = click.option(
     metavar="DIR",
     help="Also include the project containing DIR (repeatable).",
 )
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Turn an unusable index or an unwritable tree into a message and exit code 1."""
-    from daemon.memory.index import SearchIndexError
-
-    try:
-        yield
-    except SearchIndexError as exc:
-        fail(str(exc), EXIT_FAILED)
-    except sqlite3.OperationalError as exc:
-        fail(f"the search index is busy or damaged ({exc}); try again, or run `memoryd reindex`", EXIT_FAILED)
-    except OSError as exc:
-        fail(f"{exc.filename or 'a memory tree'}: {exc.strerror or exc}", EXIT_FAILED)
 
 
 def _open_index(app: AppContext) -> SearchIndex:
@@ -83,7 +66,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
 
     app.setup_logging(stderr=False)
     failed = False
-    with _errors(), _open_index(app) as index:
+    with memory_errors(), _open_index(app) as index:
         roots = _roots(app, index, projects)
         if not roots:
             click.echo(f"No memory tree yet (the global one would be {app.paths.global_root}).")
@@ -124,7 +107,7 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
     now = datetime.now(UTC)
     keep = app.settings.sweep.keep_expired_days
     store = app.paths.opencode_memory_db
-    with _errors(), _open_index(app) as index:
+    with memory_errors(), _open_index(app) as index:
         roots = _roots(app, index, projects)
         if dry_run:
             for root in roots:
@@ -167,7 +150,7 @@ def reindex(app: AppContext, projects: tuple[Path, ...]) -> None:
     """
     app.setup_logging(stderr=False)
     started = time.perf_counter()
-    with _errors(), _open_index(app) as index:
+    with memory_errors(), _open_index(app) as index:
         roots = _roots(app, index, projects)
         count = index.rebuild(roots)
         problems = index.problems()
