@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import frontmatter
-import pytest
 from click.testing import CliRunner
 
 from daemon.capture.distill.base import DistillError, SECTIONS

@@ -79,7 +79,7 @@ def test_remember_recall_and_inspect(home, project):
     assert len(found) < 1000
     # inspect(id) returns the whole file; inspect() the inventory without bodies.
     assert str(path) in whole and "title: Use WAL mode" in whole and body.strip() in whole
-    assert f"- [decision] Use WAL mode (" in inventory and "Details." not in inventory
+    assert "- [decision] Use WAL mode (" in inventory and "Details." not in inventory
     assert "Use WAL mode  (decision, project," in listing and str(path) in listing
 
 
