@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import frontmatter
+import pytest
 from click.testing import CliRunner
 
 from daemon.capture.distill.base import DistillError, SECTIONS
@@ -286,3 +287,18 @@ def test_cli_missing_database_explains(home):
     result = CliRunner().invoke(cli, ["distill"])
     assert result.exit_code == 2
     assert str(home.opencode_db) in result.output and "OPENCODE_DB" in result.output
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["../../etc/passwd", "a/b\\c", "\x00\x1b[31mred\n", "..", "", "部署脚本" * 40, "x" * 500, "CON: *?<>|"],
+)
+def test_note_file_names_are_safe_whatever_the_title(title):
+    from daemon.capture.distill.base import SessionInfo
+    from daemon.capture.notes import note_filename
+
+    name = note_filename(SessionInfo("ses_abcDEF123", title, "/w", "p", None, 1_796_030_691_032, 1, 1))
+    assert "/" not in name and "\\" not in name and not name.startswith(".")
+    assert all(ch.isprintable() for ch in name)
+    assert name.startswith("2026-11-30-") and name.endswith("-bcDEF123.md")  # date, slug, id tail
+    assert len(name.encode()) <= 255

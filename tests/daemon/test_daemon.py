@@ -83,3 +83,22 @@ def test_sighup_reloads_configuration(home, fixture_db, daemon, notify):
     wait_for(lambda: "daemon.reload_failed" in daemon.output(), what="bad reload reported")
     assert daemon.proc.poll() is None
     assert daemon.stop() == 0
+
+
+def test_database_replaced_is_reopened(home, fixture_db, fixture_sessions, daemon, notify, tmp_path):
+    """OpenCode's database swapped for another file (a restore, a migration): read the new one."""
+    import os
+    import shutil
+
+    daemon.start()
+    wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+    wait_for(lambda: len(session_notes(home)) == 6, what="notes from the first database")
+    sid = fixture_sessions["big-log"]["session"]
+    replacement = tmp_path / "restored.db"
+    shutil.copy(fixture_db, replacement)
+    add_message(replacement, sid, "msg_zzzz8", "user", [("prt_zzzz8", {"type": "text", "text": "restored from backup: raise WORKER_DEADLINE_S to 60"})], max_time(fixture_db) + 1000)
+    os.replace(replacement, fixture_db)
+    note = next(n for n in session_notes(home) if frontmatter.load(n)["session_id"] == sid)
+    wait_for(lambda: "WORKER_DEADLINE_S to 60" in note.read_text(), what="the note from the replaced database")
+    assert "source.reopened" in daemon.output()
+    assert daemon.stop() == 0
