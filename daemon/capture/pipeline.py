@@ -92,6 +92,17 @@ def is_stale(record: SessionRecord, identity: Identity) -> bool:
     )
 
 
+def must_redo(record: SessionRecord, options: PassOptions, identity: Identity, upgrades_allowed: bool) -> bool:
+    """Redo whatever the rows say: --force, a stale note under --redistill-stale, or an
+    extractive fallback note awaiting its model (a failed upgrade waits, like any failure,
+    until the session changes)."""
+    return (
+        options.force
+        or (options.redistill_stale and is_stale(record, identity))
+        or (upgrades_allowed and bool(record.needs_upgrade) and record.status != "failed")
+    )
+
+
 def plan_session(
     info: SessionInfo,
     record: SessionRecord | None,
@@ -104,11 +115,7 @@ def plan_session(
     """Decide, from data alone, what a pass does with one session."""
     if now_ms - info.time_updated < settle_ms:
         return Action.SETTLING
-    if options.force or record is None:
-        return Action.BUILD
-    if options.redistill_stale and is_stale(record, identity):
-        return Action.BUILD
-    if upgrades_allowed and record.needs_upgrade and record.status != "failed":
+    if record is None or must_redo(record, options, identity, upgrades_allowed):
         return Action.BUILD
     if record.max_updated == info.time_updated and record.status in (*DONE, "failed"):
         return Action.UNCHANGED
@@ -119,12 +126,8 @@ def needs_distiller(
     record: SessionRecord | None, transcript: Transcript, options: PassOptions, identity: Identity, upgrades_allowed: bool
 ) -> bool:
     """After building the transcript: is a distiller call really needed?"""
-    if record is None or options.force:
+    if record is None or must_redo(record, options, identity, upgrades_allowed):
         return True
-    if options.redistill_stale and is_stale(record, identity):
-        return True
-    if upgrades_allowed and record.needs_upgrade and record.status != "failed":
-        return True  # a failed upgrade waits, like any failure, until the session changes
     if record.transcript_hash == transcript.hash and (record.note_path or record.status == "junk"):
         return False  # same transcript as the last note: never pay twice
     if record.status == "failed" and record.failed_hash == transcript.hash:
@@ -184,7 +187,7 @@ class Capture:
             infos = self.reader.sessions()
         else:
             since = watermark - self.settings.capture.overlap_ms
-            ids, _ = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
+            ids = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
             ids |= set(self.state.ids_to_revisit(upgrades=self.identity.distiller != "extractive"))
             if options.redistill_stale:
                 ids |= {r.session_id for r in self.state.records("distilled") if is_stale(r, self.identity)}

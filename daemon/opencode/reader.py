@@ -181,11 +181,11 @@ class OpenCodeReader:
         rows = retry_busy(lambda: self.conn.execute(f"{sql} ORDER BY s.time_created, s.id", args).fetchall())
         return [self._info(r) for r in rows]
 
-    def changed_session_ids(self, since_ms: int, after_message_id: str = "") -> tuple[set[str], str]:
-        """Return ids of sessions whose rows moved after `since_ms`, and the newest message id.
+    def changed_session_ids(self, since_ms: int, after_message_id: str = "") -> set[str]:
+        """Return ids of sessions whose rows moved after `since_ms`.
 
         Two cheap probes: the session table (one row per session, touched when a session
-        continues) and messages created after the newest one seen (primary-key range).
+        continues) and messages created after the newest one seen (a primary-key range).
         Parts and messages are then checked per candidate session by `sessions()`.
         """
         ids = {
@@ -194,16 +194,15 @@ class OpenCodeReader:
                 lambda: self.conn.execute("SELECT id FROM session WHERE time_updated > ?", (since_ms,)).fetchall()
             )
         }
-        newest = after_message_id
-        rows = retry_busy(
-            lambda: self.conn.execute(
-                "SELECT session_id, id FROM message WHERE id > ? ORDER BY id", (after_message_id,)
-            ).fetchall()
+        ids.update(
+            r[0]
+            for r in retry_busy(
+                lambda: self.conn.execute(
+                    "SELECT DISTINCT session_id FROM message WHERE id > ?", (after_message_id,)
+                ).fetchall()
+            )
         )
-        for session_id, message_id in rows:
-            ids.add(session_id)
-            newest = max(newest, message_id)
-        return ids, newest
+        return ids
 
     def newest_update(self) -> int | None:
         """Epoch ms of the most recently updated session row (for the status lag)."""
