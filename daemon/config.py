@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +19,11 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+# Paths live in a module without pydantic (quick commands import it alone); re-exported.
+from daemon.paths import Paths, default_config_file, resolve_paths, write_cached_settings
+
+__all__ = ["ConfigError", "Paths", "Settings", "default_config_file", "load_settings", "resolve_paths"]
 
 
 class ConfigError(Exception):
@@ -143,67 +146,6 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
 
-@dataclass(frozen=True)
-class Paths:
-    """Every place memoryd reads or writes, resolved once from the environment."""
-
-    config_file: Path
-    opencode_db: Path
-    state_dir: Path
-    global_root: Path
-    opencode_memory_db: Path
-
-    @property
-    def state_db(self) -> Path:
-        return self.state_dir / "state.db"
-
-    @property
-    def index_db(self) -> Path:
-        return self.state_dir / "index.db"
-
-    @property
-    def transcripts_dir(self) -> Path:
-        return self.state_dir / "transcripts"
-
-    @property
-    def log_file(self) -> Path:
-        return self.state_dir / "memoryd.log"
-
-    @property
-    def lock_file(self) -> Path:
-        return self.state_dir / "memoryd.lock"
-
-
-def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
-    value = env.get(name)
-    if value:
-        return Path(value)
-    return Path(env.get("HOME") or Path.home()) / fallback
-
-
-def default_config_file(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memoryd" / "config.toml"
-
-
-def resolve_paths(settings: Settings, config_file: Path, env: Mapping[str, str] | None = None) -> Paths:
-    """Return the paths for these settings, using XDG defaults where a setting is empty."""
-    env = os.environ if env is None else env
-    data = _xdg(env, "XDG_DATA_HOME", ".local/share")
-    config = _xdg(env, "XDG_CONFIG_HOME", ".config")
-    state = _xdg(env, "XDG_STATE_HOME", ".local/state")
-    db = settings.source.db or env.get("OPENCODE_DB") or str(data / "opencode" / "opencode.db")
-    return Paths(
-        config_file=config_file,
-        opencode_db=Path(db).expanduser(),
-        state_dir=state / "memoryd",
-        global_root=Path(settings.memory.global_root or config / "opencode" / "memory").expanduser(),
-        opencode_memory_db=Path(
-            settings.sweep.opencode_memory_db or data / "opencode-memory" / "memory.db"
-        ).expanduser(),
-    )
-
-
 def _describe(error: ValidationError, origin: str) -> str:
     lines = []
     for item in error.errors():
@@ -248,4 +190,5 @@ def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
         settings = bound()
     except ValidationError as exc:
         raise ConfigError(_describe(exc, "environment (MEMORYD_…)")) from exc
+    write_cached_settings(settings.model_dump(mode="json"), path, os.environ)
     return settings, resolve_paths(settings, path)

@@ -88,3 +88,44 @@ def test_broken_toml_and_missing_explicit_file(home, tmp_path):
         load_settings(cfg)
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "absent.toml")
+
+
+# -- the settings cache that keeps quick commands free of pydantic --------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from daemon.paths import read_cached_settings  # noqa: E402
+
+
+def test_validated_settings_are_cached_for_quick_commands(home):
+    settings, paths = load_settings()
+    cached = read_cached_settings(paths.config_file, os.environ)
+    assert cached is not None
+    quick, quick_paths = cached
+    assert quick.llm.provider == settings.llm.provider and quick.capture.settle_seconds == 30
+    assert quick_paths == paths
+
+
+def test_any_change_the_settings_depend_on_invalidates_the_cache(home, monkeypatch):
+    _, paths = load_settings()
+    monkeypatch.setenv("MEMORYD_LLM__MODEL", "other")
+    assert read_cached_settings(paths.config_file, os.environ) is None
+    monkeypatch.delenv("MEMORYD_LLM__MODEL")
+    assert read_cached_settings(paths.config_file, os.environ) is not None
+    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file.write_text("[capture]\nsettle_seconds = 5\n")
+    assert read_cached_settings(paths.config_file, os.environ) is None
+
+
+def test_recall_uses_the_cache_without_pydantic_and_still_sees_config_errors(home):
+    probe = "import sys, daemon.cli.main as m; sys.argv=['memoryd','recall','x']\ntry: m.main()\nexcept SystemExit: pass\nprint('PYDANTIC' if 'pydantic' in sys.modules else 'LIGHT')"
+    run = lambda: subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=os.environ, timeout=60)  # noqa: E731
+    assert run().stdout.strip().endswith("PYDANTIC")  # first time: validated, then cached
+    assert run().stdout.strip().endswith("LIGHT")
+    config = home.config / "memoryd" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[memory]\nglobal_rot = 'typo'\n")
+    broken = run()
+    assert "unknown key 'memory.global_rot'" in broken.stderr

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from daemon.config import ConfigError, Paths, Settings, load_settings
+if TYPE_CHECKING:
+    from daemon.config import Paths, Settings
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran but some of its work failed
@@ -19,9 +22,21 @@ class AppContext:
 
     def __init__(self, config_path: Path | None) -> None:
         self.config_path = config_path
+        self.quick = False  # set by read-only commands that may use the settings cache
 
     @cached_property
     def _loaded(self) -> tuple[Settings, Paths]:
+        if self.quick:
+            # Settings validated by an earlier command, if nothing they depend on has
+            # changed since: no pydantic import, a third of `memoryd recall`'s time.
+            from daemon.paths import default_config_file, read_cached_settings
+
+            path = self.config_path or default_config_file()
+            cached = read_cached_settings(Path(path), os.environ)
+            if cached is not None:
+                return cached
+        from daemon.config import ConfigError, load_settings
+
         try:
             return load_settings(self.config_path)
         except ConfigError as exc:

@@ -65,8 +65,11 @@ def memory_errors() -> Iterator[None]:
 
 
 def _workspace(app: AppContext, project: Path | None, *, reading: bool = False) -> Workspace:
-    """Open the caller's workspace; `reading` commands trust the index a running daemon keeps."""
+    """Open the caller's workspace; `reading` commands trust the index a running daemon keeps
+    and may use the settings an earlier command validated."""
     from daemon.memory.commands import open_workspace
+
+    app.quick = reading
 
     if project is not None and not project.is_dir():
         fail(f"--project {project}: no such directory")
