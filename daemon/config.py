@@ -7,7 +7,6 @@ Precedence, highest first: constructor arguments, `MEMORYD_…` environment vari
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +20,7 @@ from pydantic_settings import (
 )
 
 # Paths live in a module without pydantic (quick commands import it alone); re-exported.
-from daemon.paths import Paths, default_config_file, resolve_paths, write_cached_settings
+from daemon.paths import Paths, default_config_file, resolve_paths
 
 __all__ = ["ConfigError", "Paths", "Settings", "default_config_file", "load_settings", "resolve_paths"]
 
@@ -190,5 +189,4 @@ def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
         settings = bound()
     except ValidationError as exc:
         raise ConfigError(_describe(exc, "environment (MEMORYD_…)")) from exc
-    write_cached_settings(settings.model_dump(mode="json"), path, os.environ)
     return settings, resolve_paths(settings, path)

@@ -96,11 +96,17 @@ import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from daemon.paths import read_cached_settings  # noqa: E402
+from daemon.paths import read_cached_settings, write_cached_settings  # noqa: E402
+
+
+def cache(settings, paths):
+    write_cached_settings(settings.model_dump(mode="json"), paths.config_file, os.environ)
 
 
 def test_validated_settings_are_cached_for_quick_commands(home):
     settings, paths = load_settings()
+    assert read_cached_settings(paths.config_file, os.environ) is None  # loading alone writes nothing
+    cache(settings, paths)
     cached = read_cached_settings(paths.config_file, os.environ)
     assert cached is not None
     quick, quick_paths = cached
@@ -109,7 +115,8 @@ def test_validated_settings_are_cached_for_quick_commands(home):
 
 
 def test_any_change_the_settings_depend_on_invalidates_the_cache(home, monkeypatch):
-    _, paths = load_settings()
+    settings, paths = load_settings()
+    cache(settings, paths)
     monkeypatch.setenv("MEMORYD_LLM__MODEL", "other")
     assert read_cached_settings(paths.config_file, os.environ) is None
     monkeypatch.delenv("MEMORYD_LLM__MODEL")

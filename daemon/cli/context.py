@@ -27,21 +27,25 @@ class AppContext:
     @cached_property
     def _loaded(self) -> tuple[Settings, Paths]:
         if self.quick:
-            # Settings validated by an earlier command, if nothing they depend on has
-            # changed since: no pydantic import, a third of `memoryd recall`'s time.
+            # Settings validated by an earlier quick command, if nothing they depend on
+            # has changed since: no pydantic import, half of `memoryd recall`'s time.
             from daemon.paths import default_config_file, read_cached_settings
 
-            path = self.config_path or default_config_file()
-            cached = read_cached_settings(Path(path), os.environ)
+            cached = read_cached_settings(Path(self.config_path or default_config_file()), os.environ)
             if cached is not None:
                 return cached
         from daemon.config import ConfigError, load_settings
 
         try:
-            return load_settings(self.config_path)
+            settings, paths = load_settings(self.config_path)
         except ConfigError as exc:
             click.echo(f"memoryd: configuration error\n{exc}", err=True)
             raise SystemExit(EXIT_USAGE) from exc
+        if self.quick:
+            from daemon.paths import write_cached_settings
+
+            write_cached_settings(settings.model_dump(mode="json"), paths.config_file, os.environ)
+        return settings, paths
 
     @property
     def settings(self) -> Settings:
