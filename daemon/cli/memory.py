@@ -135,13 +135,13 @@ def _read_body(body: str) -> str:
 
 
 @click.command()
-@click.argument("query")
+@click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="How many results (1..50).")
 @_scope_option
 @_project_option
 @_json_option
 @click.pass_obj
-def recall(app: AppContext, query: str, limit: int, scope: str, project: Path | None, as_json: bool) -> None:
+def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, project: Path | None, as_json: bool) -> None:
     """Search memories: best match first, newest first on a tie.
 
     Words and identifiers match whole or in parts (snake_case, kebab-case, dotted.names,
@@ -150,11 +150,13 @@ def recall(app: AppContext, query: str, limit: int, scope: str, project: Path | 
 
     \b
     Examples:
-      memoryd recall "postgres migration"
+      memoryd recall postgres migration
       memoryd recall 部署 --scope project
       memoryd recall wal -n 3 --json
     """
     from daemon.memory.commands import recall as run_recall
+
+    query = " ".join(words)
 
     with memory_errors():
         ws = _workspace(app, project, reading=True)

@@ -43,7 +43,7 @@ from daemon.memory.tree import (
 
 log = logging.getLogger("memoryd.memory.index")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: previews skip a session note's provenance line
 PREVIEW_CHARS = 500
 # Files parsed and written per transaction: keeps the write lock short for other processes.
 BATCH = 250
@@ -202,8 +202,14 @@ def _trusted(signature: str, mtime_ns: int, now_ns: int) -> str:
 
 
 def preview_of(body: str) -> str:
-    """Return the first PREVIEW_CHARS characters of a body, marked when cut."""
+    """Return the first PREVIEW_CHARS characters of a body, marked when cut.
+
+    A session note's provenance line (`> Source: OpenCode session …`) repeats what the
+    result line already says, so the preview starts after it, with the content.
+    """
     body = body.strip()
+    if body.startswith("> Source: "):
+        body = body.split("\n", 1)[1].strip() if "\n" in body else ""
     return body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS].rstrip() + "…"
 
 

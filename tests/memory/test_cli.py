@@ -176,3 +176,11 @@ def test_memory_modules_import_no_pydantic_or_network_code():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_recall_takes_the_query_as_several_words(run):
+    run("remember", "--kind", "fact", "--title", "Rate limit lives in src/limits.py", "RATE_LIMIT_PER_MINUTE = 120")
+    result = run("recall", "rate", "limit")  # no quotes needed
+    assert result.exit_code == 0, result.output
+    assert "Rate limit lives in src/limits.py" in result.output
+    assert run("recall").exit_code == 2  # a query is required

@@ -268,3 +268,11 @@ def test_sync_report_names_the_categories_to_recompile(global_root, index):
     report = index.sync_root_report(global_root)
     assert (report.changed, report.categories) == (2, {"fact", "lesson"})
     assert index.sync_root_report(global_root).categories == set()
+
+
+def test_a_session_notes_preview_starts_with_its_content():
+    from daemon.memory.index import preview_of
+
+    body = "> Source: OpenCode session `ses_1` · started 2026-11-30T09:24:51Z · project `/w`\n\n## What Was Worked On\n\n- Fix deploy"
+    assert preview_of(body).startswith("## What Was Worked On")
+    assert preview_of("Plain memory body.") == "Plain memory body."
