@@ -60,6 +60,7 @@ def distill(
     if settle is not None:
         settings.capture.settle_seconds = settle
     app.setup_logging(stderr=False)
+    _mention_running_daemon(app)
     try:
         capture = open_capture(settings, app.paths)
     except (SourceError, ConfigError) as exc:
@@ -74,6 +75,16 @@ def distill(
 
     _print_report(report, capture, verbose)
     raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
+
+
+def _mention_running_daemon(app: AppContext) -> None:
+    """Say so when `memoryd run` is up: its passes and this one share the work safely,
+    but the user may not need this one at all."""
+    from daemon.service.lock import read_lock
+
+    lock = read_lock(app.paths.lock_file)
+    if lock is not None and lock.alive:
+        click.echo(f"note: the daemon (pid {lock.pid}) already captures sessions as they settle; this pass runs alongside it.", err=True)
 
 
 def _run_with_progress(capture, options):
