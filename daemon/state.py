@@ -172,6 +172,10 @@ class StateDB:
             sql += " OR needs_upgrade = 1"
         return [row[0] for row in self.conn.execute(sql)]
 
+    def project_dirs(self) -> set[str]:
+        """The directories sessions ran in: where project memory trees may be."""
+        return {row[0] for row in self.conn.execute("SELECT DISTINCT project_dir FROM session WHERE project_dir != ''")}
+
     def count_records(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM session").fetchone()[0]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from daemon.capture.notes import iso
@@ -116,8 +117,8 @@ def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str
     from daemon.memory.tree import discover_roots, scan
 
     rows = []
-    project_dirs = sorted({r.project_dir for r in state.records() if r.project_dir})
-    for root in discover_roots(settings, paths, project_dirs):
+    project_dirs = sorted(state.project_dirs()) if settings.memory.discover_projects else []
+    for root in discover_roots(settings, paths, [Path(d) for d in project_dirs]):
         if not root.path.is_dir():
             continue
         memories, problems = scan(root)

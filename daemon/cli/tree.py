@@ -33,12 +33,25 @@ def _open_index(app: AppContext) -> SearchIndex:
 
 
 def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:
-    """Every existing tree: global, configured, this directory's project, any given, any indexed."""
+    """Every existing tree: global, configured, this directory's project, any given, any
+    indexed, and the projects OpenCode sessions ran in (as the daemon sees them)."""
     from daemon.memory.tree import discover_roots
 
     return discover_roots(
-        app.settings, app.paths, [Path.cwd(), *projects], extra_roots=index.known_roots()
+        app.settings, app.paths, [Path.cwd(), *projects, *_session_projects(app)], extra_roots=index.known_roots()
     )
+
+
+def _session_projects(app: AppContext) -> list[Path]:
+    if not app.settings.memory.discover_projects or not app.paths.state_db.exists():
+        return []
+    from daemon.state import StateDB
+
+    state = StateDB(app.paths.state_db)
+    try:
+        return [Path(d) for d in sorted(state.project_dirs())]
+    finally:
+        state.close()
 
 
 def _print_problems(problems: list[Problem]) -> None:

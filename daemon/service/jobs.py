@@ -96,10 +96,7 @@ class Jobs:
         self._replaced.set()
 
     def _known_project_dirs(self) -> set[str]:
-        return {
-            row[0]
-            for row in self.state.conn.execute("SELECT DISTINCT project_dir FROM session WHERE project_dir != ''")
-        }
+        return self.state.project_dirs() if self.settings.memory.discover_projects else set()
 
     # -- trees ------------------------------------------------------------------------
 
@@ -107,8 +104,7 @@ class Jobs:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
         from daemon.memory.tree import discover_roots
 
-        dirs = [Path(d) for d in sorted(self._project_dirs)] if self.settings.memory.discover_projects else []
-        return discover_roots(self.settings, self.paths, dirs)
+        return discover_roots(self.settings, self.paths, [Path(d) for d in sorted(self._project_dirs)])
 
     def refresh_tree(self, root_path: Path) -> None:
         """Bring a tree's search entries up to date, then recompile what they touched.

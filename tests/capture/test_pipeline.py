@@ -223,6 +223,11 @@ def test_notes_go_to_a_project_tree_that_exists(home, tmp_path, fixture_db, fixt
     assert len(notes_in(project / ".memory")) == 1
     assert len(notes_in(home.global_root)) == 5
     close(capture)
+    # `memoryd compile`, run from anywhere, knows the project from its sessions.
+    result = CliRunner().invoke(cli, ["compile"])
+    assert result.exit_code == 0, result.output
+    assert (project / ".memory" / "sessions" / "index.md").exists()
+    assert (project / ".memory" / "ROOT.md").exists()
 
 
 KILLER = textwrap.dedent(
