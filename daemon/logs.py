@@ -98,7 +98,8 @@ def setup_logging(
         logging.getLogger(name).setLevel(max(logging.WARNING, _LEVELS[level]))
 
     structlog.configure(
-        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        # Drop events below the level before any processor (the scrubber) runs on them.
+        processors=[structlog.stdlib.filter_by_level, *_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
