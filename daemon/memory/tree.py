@@ -629,20 +629,16 @@ def list_memory_files(root: MemoryRoot) -> tuple[list[tuple[str, os.stat_result]
         if entry.name.startswith(HIDDEN_PREFIX):
             continue
         linked = entry.is_symlink()
-        if not entry.is_dir(follow_symlinks=True):
-            if linked:
-                try:
-                    resolve_in_root(Path(entry.path), root.path)
-                except MemoryFileError as exc:
-                    problems.append(Problem(Path(entry.path), str(exc)))
-            continue
         if linked:
+            # A link is followed only while it stays inside the root.
             try:
                 resolve_in_root(Path(entry.path), root.path)
             except MemoryFileError as exc:
                 problems.append(Problem(Path(entry.path), str(exc)))
                 continue
-        else:
+        if not entry.is_dir(follow_symlinks=True):
+            continue
+        if not linked:
             categories.append(entry.name)
         try:
             with os.scandir(entry.path) as listing:
