@@ -20,7 +20,6 @@ from daemon.logs import get_logger
 
 @dataclass(frozen=True)
 class CaptureResult:
-    distilled: int
     recheck_in: float | None  # seconds until a settling session should be quiet
     new_roots: bool  # a session ran in a project memoryd did not know yet
 
@@ -78,7 +77,7 @@ class Jobs:
             return None
         version = capture.reader.data_version()
         if not full and version == self._data_version and not self.state.ids_to_revisit(upgrades=False):
-            return CaptureResult(0, None, False)  # nothing committed since the last pass
+            return CaptureResult(None, False)  # nothing committed since the last pass
         self._data_version = version
         report = capture.run_pass()
         recheck = None
@@ -89,7 +88,7 @@ class Jobs:
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
-        return CaptureResult(len(report.distilled), recheck, new_roots)
+        return CaptureResult(recheck, new_roots)
 
     def source_replaced(self) -> None:
         """Called from the observer thread: reopen the database before the next pass."""

@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,15 +83,10 @@ class WorkQueue:
 
 @dataclass
 class Health:
-    """What the worker last did, for STATUS= lines and the watchdog."""
+    """What the worker is doing, for the watchdog and for a shutdown that has to abandon it."""
 
-    started: float = field(default_factory=time.monotonic)
     busy_since: float | None = None
     last_kind: str = ""
-    passes: int = 0
-    distilled: int = 0
-    errors: int = 0
-    status_line: str = "starting"
 
 
 class Daemon:
@@ -248,7 +243,6 @@ class Daemon:
         try:
             self._do(kind)
         except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
-            self.health.errors += 1
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
             self.health.busy_since = None
@@ -261,9 +255,7 @@ class Daemon:
         jobs = self.jobs
         if kind in (CAPTURE, RECONCILE):
             result = jobs.capture(full=kind == RECONCILE)
-            self.health.passes += 1
             if result is not None:
-                self.health.distilled += result.distilled
                 if result.recheck_in is not None:
                     # A session is settling: look again when it should have gone quiet,
                     # even if OpenCode writes nothing more.
@@ -284,9 +276,7 @@ class Daemon:
             self._status()
 
     def _status(self) -> None:
-        line = self.jobs.status_line()
-        self.health.status_line = line
-        self.notifier.status(line)
+        self.notifier.status(self.jobs.status_line())
 
     # -- watchers ------------------------------------------------------------------
 
