@@ -330,3 +330,17 @@ def test_logs_with_a_bad_since_is_a_usage_error(log_file: Path) -> None:
 def test_logs_help_mentions_the_journal() -> None:
     result = CliRunner().invoke(cli, ["logs", "--help"])
     assert "journalctl --user -u memoryd" in " ".join(result.output.split())
+
+
+def test_no_secret_reaches_the_log_file(tmp_path: Path, restore_logging) -> None:
+    """Every event passes the scrubber: structlog fields, nested values and stdlib messages."""
+    path = tmp_path / "memoryd.log"
+    setup_logging(level="debug", log_file=path, stderr=False)
+    key = "sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk"
+    structlog.get_logger("memoryd").warning("model.failed", error=f"401 for key {key}", headers={"authorization": f"Bearer {key}"})
+    logging.getLogger("memoryd.memory.commands").warning("memory.refused", extra={"body": f"OPENAI_API_KEY={key}"})
+    logging.getLogger("httpx").error("request with AKIAIOSFODNN7EXAMPLE failed")
+    text = path.read_text()
+    assert key not in text and "AKIAIOSFODNN7EXAMPLE" not in text
+    assert text.count("[REDACTED:") >= 3
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
