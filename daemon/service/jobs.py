@@ -42,6 +42,7 @@ class Jobs:
         self._replaced = threading.Event()
         self._stop = threading.Event()
         self._source_error = ""
+        self._opened_identity: tuple[int, int] | None = None
         self._project_dirs = self._known_project_dirs()
 
     # -- capture -----------------------------------------------------------------------
@@ -51,9 +52,11 @@ class Jobs:
         from daemon.config import ConfigError
         from daemon.opencode.reader import SourceError
 
-        if self._replaced.is_set() and self._capture is not None:
-            # OpenCode's database was deleted or replaced: a connection to the old inode
-            # would read a file nobody writes any more.
+        # OpenCode's database deleted or replaced (the watcher says so, or, where events
+        # are missed, its inode changed): a connection to the old inode would read a file
+        # nobody writes any more.
+        replaced = self._replaced.is_set() or self._source_identity() != self._opened_identity
+        if replaced and self._capture is not None:
             self._replaced.clear()
             self._close_capture()
             self.log.info("source.reopened", db=str(self.paths.opencode_db))
@@ -66,6 +69,7 @@ class Jobs:
                 self._source_error = str(exc)
                 return None
             self._source_error = ""
+            self._opened_identity = self._source_identity()
             self._capture.should_stop = self._stop.is_set
             self._data_version = None
         return self._capture
@@ -89,6 +93,13 @@ class Jobs:
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
         return CaptureResult(recheck, new_roots)
+
+    def _source_identity(self) -> tuple[int, int] | None:
+        try:
+            st = self.paths.opencode_db.stat()
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
 
     def source_replaced(self) -> None:
         """Called from the observer thread: reopen the database before the next pass."""

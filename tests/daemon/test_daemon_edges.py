@@ -71,3 +71,30 @@ def test_start_and_shutdown_leave_no_thread_behind(home, fixture_db):
     conn = sqlite3.connect(paths.state_db)
     assert conn.execute("SELECT COUNT(*) FROM session WHERE status = 'distilled'").fetchone()[0] == 6
     conn.close()
+
+
+def test_a_replaced_database_is_noticed_even_without_a_file_event(home, fixture_db, fixture_sessions, tmp_path):
+    """Network file systems miss events: the reconcile pass sees the new inode itself."""
+    import os
+    import shutil
+
+    import frontmatter
+
+    from daemon.service.jobs import Jobs
+    from tests.capture.helpers import max_time
+
+    settings, paths = load_settings()
+    settings.capture.settle_seconds = 0
+    jobs = Jobs(settings, paths)
+    try:
+        jobs.capture(full=True)
+        sid = fixture_sessions["secrets"]["session"]
+        note = next(n for n in session_notes(home) if frontmatter.load(n)["session_id"] == sid)
+        copy = tmp_path / "copy.db"
+        shutil.copy(fixture_db, copy)
+        add_message(copy, sid, "msg_zzzz6", "user", [("prt_zzzz6", {"type": "text", "text": "rotated the key in vault"})], max_time(fixture_db) + 1000)
+        os.replace(copy, fixture_db)  # no watcher runs here: nobody calls source_replaced()
+        jobs.capture(full=True)
+        assert "rotated the key in vault" in note.read_text()
+    finally:
+        jobs.close()
