@@ -377,7 +377,11 @@ def _compile(root: MemoryRoot, index: SearchIndex, categories: set[str]) -> list
 
 
 def _existing(ws: Workspace, root: MemoryRoot, title: str, kind: str) -> Memory | None:
-    matches = [m for m in ws.index.find_by_title(root, title) if m.path.exists()]
+    # Session notes belong to the capture pipeline (it rewrites them when the session
+    # changes): a memory with the same title is a new file, never an update of a note.
+    matches = [
+        m for m in ws.index.find_by_title(root, title) if m.path.exists() and (m.kind != "session" or kind == "session")
+    ]
     if not matches:
         return None
     # Hand-made duplicates: the one in the target category wins, then the newest.

@@ -346,3 +346,16 @@ def test_a_trusted_index_skips_the_tree_check_for_known_trees_only(ws, index, gl
     index.forget_root(global_root)
     assert [h.memory.title for h in recall(trusting, "gamma").hits] == ["Global"]
     assert [h.memory.title for h in recall(ws, "beta").hits] == ["By hand"]
+
+
+def test_remember_never_overwrites_a_session_note_with_the_same_title(ws):
+    """A note the capture pipeline owns stays intact; the memory is a new file beside it."""
+    note = ws.global_root.path / "sessions" / "2026-11-30-fix-deploy-q0T2CLlw.md"
+    note.parent.mkdir(parents=True)
+    original = '---\ntitle: "Fix deploy script"\nkind: "session"\nid: "ses_1"\nsession_id: "ses_1"\n---\n\n## What Was Worked On\n\n- deploy\n'
+    note.write_text(original)
+    ws.refresh()
+    saved = remember(ws, kind="gotcha", title="Fix deploy script", body="Use pnpm deploy.", scope="global")
+    assert note.read_text() == original
+    assert saved.created and saved.moved_from is None
+    assert saved.memory.path != note and saved.memory.path.parent.name == "gotcha"
