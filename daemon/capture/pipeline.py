@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -249,7 +250,12 @@ class Capture:
                 if not options.dry_run:
                     self._mark_settling(info, record)
             else:
-                job = self._build(info, record, options, report, upgrades)
+                try:
+                    job = self._build(info, record, options, report, upgrades)
+                except (OSError, ValueError, TypeError, KeyError, sqlite3.DatabaseError) as exc:
+                    # A row shape no OpenCode release wrote yet, an unwritable folder: this
+                    # session fails (retried, then given up); the others go on.
+                    self._record_error(info, record or SessionRecord(session_id=info.id), exc, "", report)
             if job is None:
                 done += 1
                 if progress:
@@ -344,30 +350,36 @@ class Capture:
         done: int,
         total: int,
     ) -> int:
-        for job, result in self._results(batch):
-            needs_upgrade = 0
-            if (
-                isinstance(result, StopPass)
-                and result.reason == "budget"
-                and self.fallback is not None
-                and not _note_is_current(job)
-            ):
-                report.stop_reason, report.stop_message = result.reason, str(result)
-                result = self._fallback(job)
-                needs_upgrade = 1
-                if isinstance(result, Distilled) and not result.junk:
-                    report.fallback.append(job.info.id)
-            if isinstance(result, Distilled):
-                self.calls += 1
-                report.calls += result.calls
-                report.tokens += result.tokens
-                self._store(job, result, report, needs_upgrade)
-            else:
-                self._record_failure(job, result, report)
-            done += 1
-            if progress:
-                progress(done, total, job.info.title)
-        self._commit_batch()
+        try:
+            for job, result in self._results(batch):
+                needs_upgrade = 0
+                if (
+                    isinstance(result, StopPass)
+                    and result.reason == "budget"
+                    and self.fallback is not None
+                    and not _note_is_current(job)
+                ):
+                    report.stop_reason, report.stop_message = result.reason, str(result)
+                    result = self._fallback(job)
+                    needs_upgrade = 1
+                    if isinstance(result, Distilled) and not result.junk:
+                        report.fallback.append(job.info.id)
+                if isinstance(result, Distilled):
+                    self.calls += 1
+                    report.calls += result.calls
+                    report.tokens += result.tokens
+                    try:
+                        self._store(job, result, report, needs_upgrade)
+                    except OSError as exc:  # an unwritable tree, a full disk: this session only
+                        self._record_error(job.info, job.record, exc, job.transcript.hash, report)
+                else:
+                    self._record_failure(job, result, report)
+                done += 1
+                if progress:
+                    progress(done, total, job.info.title)
+        finally:
+            # Notes already written are recorded even when something above went wrong.
+            self._commit_batch()
         return done
 
     def _commit_batch(self) -> None:
@@ -424,6 +436,15 @@ class Capture:
         folder = choose_note_dir(info, notes.target, notes.category, self.paths.global_root)
         return folder / note_filename(info)
 
+    def _record_error(
+        self, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str, report: PassReport
+    ) -> None:
+        """An unexpected error for one session: log it with its type, count it as a failed pass."""
+        where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+        error = DistillError(f"{type(exc).__name__}: {where}{getattr(exc, 'strerror', None) or exc}")
+        self.log.warning("session.error", session_id=info.id, error=str(error))
+        self._record_failure(_Job(info, record, _NoTranscript(transcript_hash)), error, report)
+
     def _record_failure(self, job: _Job, error: DistillError, report: PassReport) -> None:
         info, record = job.info, job.record
         message = str(error)
@@ -456,6 +477,13 @@ class Capture:
         else:
             report.pending.append((info.id, message))
             self.log.warning("session.retry_later", session_id=info.id, error=message, attempts=attempts)
+
+
+@dataclass(frozen=True)
+class _NoTranscript:
+    """Stands in for a transcript that could not be built: only its hash is needed."""
+
+    hash: str
 
 
 def _note_is_current(job: _Job) -> bool:

@@ -122,8 +122,10 @@ def _mention(ptype: str, data: dict) -> str | None:
     if ptype == "file":
         return f"attached file {data.get('filename') or data.get('url', '')}".strip()
     if ptype == "patch":
-        files = data.get("files") or []
-        return "changed files: " + ", ".join(str(f) for f in files[:20]) if files else None
+        files = data.get("files")
+        if not isinstance(files, list) or not files:
+            return None
+        return "changed files: " + ", ".join(str(f) for f in files[:20])
     if ptype == "agent":
         return f"switched to agent @{data.get('name', '?')}"
     if ptype == "subtask":
@@ -153,6 +155,9 @@ def build_entries(rows: SessionRows, limits: Limits) -> tuple[list[Entry], list[
             continue
         role = roles.get(part.message_id, "unknown")
         ptype = data.get("type")
+        if not isinstance(ptype, str):
+            warnings.append(f"{where}: part type {ptype!r} is not a name; skipped")
+            continue
         if ptype in DROPPED_TYPES:
             continue
         if ptype == "text":
@@ -167,7 +172,7 @@ def build_entries(rows: SessionRows, limits: Limits) -> tuple[list[Entry], list[
         elif ptype == "tool":
             entries.append(_tool_entry(role, data, limits))
         else:
-            line = _mention(str(ptype), data) if isinstance(ptype, str) else None
+            line = _mention(ptype, data)
             if line is not None:
                 entries.append(Entry(role, "mention", text=scrub_clip(line, limits.tool_input)))
             elif ptype not in ("file", "patch", "agent", "subtask", "compaction", "retry"):

@@ -307,3 +307,40 @@ def test_note_file_names_are_safe_whatever_the_title(title):
     assert all(ch.isprintable() for ch in name)
     assert name.startswith("2026-11-30-") and name.endswith("-bcDEF123.md")  # date, slug, id tail
     assert len(name.encode()) <= 255
+
+
+def test_one_bad_session_never_stops_the_others(home, tmp_path, fixture_db, fixture_sessions):
+    """Odd rows and an unwritable project tree fail their own session; the rest get notes."""
+    import sqlite3
+
+    odd = fixture_sessions["missing-file"]["session"]
+    blocked = fixture_sessions["deploy-pnpm"]["session"]
+    project = tmp_path / "webapp"
+    (project / ".git").mkdir(parents=True)
+    (project / ".memory").mkdir()
+    (project / ".memory" / "sessions").write_text("a file where the folder should be")
+    conn = sqlite3.connect(fixture_db)
+    with conn:
+        conn.execute("UPDATE session SET directory = ? WHERE id = ?", (str(project), blocked))
+        conn.execute(
+            "UPDATE part SET data = ? WHERE id = (SELECT id FROM part WHERE session_id = ? LIMIT 1)",
+            ('{"type": ["text"], "files": 3}', odd),
+        )
+        conn.execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) "
+            "SELECT 'prt_zzzzodd', message_id, session_id, time_created, time_updated, ? "
+            "FROM part WHERE session_id = ? LIMIT 1",
+            ('{"type": "patch", "files": 7}', odd),
+        )
+    conn.close()
+    capture = make_capture()
+    report = capture.run_pass()
+    assert odd in report.distilled  # odd rows are skipped with a warning, not fatal
+    assert any("is not a name" in w for w in report.warnings)
+    assert [sid for sid, _ in report.pending] == [blocked]
+    assert "NotADirectoryError" in report.pending[0][1] or "FileExistsError" in report.pending[0][1]
+    assert len(report.distilled) == 5
+    assert len(notes_in(home.global_root)) == 5  # all recorded: a second pass redoes nothing
+    again = capture.run_pass()
+    assert again.distilled == [] and capture.state.get(blocked).status == "pending"
+    close(capture)
