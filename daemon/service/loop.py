@@ -167,7 +167,7 @@ class Daemon:
 
     def _start(self) -> None:
         self._jobs_ready = threading.Event()
-        self._worker = threading.Thread(target=self._work, name="memoryd-worker", daemon=True)
+        self._worker = threading.Thread(target=self._work, args=(self.queue,), name="memoryd-worker", daemon=True)
         self._worker.start()
         # The worker owns the jobs (and their SQLite connections); watchers start once
         # they exist, so no event arrives before there is anything to handle it.
@@ -214,6 +214,9 @@ class Daemon:
             self.jobs.request_stop()
         if self._worker is not None:
             self._worker.join(self.settings.service.shutdown_timeout_s)
+            if self._worker.is_alive():
+                self.log.warning("daemon.reload_overlap", kind=self.health.last_kind,
+                                 hint="the busy worker finishes its item, then ends on its own")
         self._stop_scheduler()
         self._stop_watchers()
         self.settings, self.paths = settings, paths
@@ -224,24 +227,27 @@ class Daemon:
 
     # -- the worker ---------------------------------------------------------------
 
-    def _work(self) -> None:
-        queue = self.queue
-        self.jobs = self._jobs_factory(self.settings, self.paths)
+    def _work(self, queue: WorkQueue) -> None:
+        # Each worker owns its jobs and its queue. After a reload that had to leave a
+        # busy worker behind, the old one finishes its item with its own jobs, closes
+        # them and ends; it never touches the new worker's.
+        jobs = self._jobs_factory(self.settings, self.paths)
+        self.jobs = jobs
         self._jobs_ready.set()
         try:
             while True:
                 kind = queue.take()
                 if kind is None:
                     return
-                self._run_one(kind)
+                self._run_one(kind, jobs, queue)
         finally:
-            self.jobs.close()
+            jobs.close()
 
-    def _run_one(self, kind: str) -> None:
+    def _run_one(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
         self.health.busy_since = time.monotonic()
         self.health.last_kind = kind
         try:
-            self._do(kind)
+            self._do(kind, jobs, queue)
         except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
@@ -251,32 +257,28 @@ class Daemon:
             self.notifier.ready()
             self.log.info("daemon.ready")
 
-    def _do(self, kind: str) -> None:
-        jobs = self.jobs
+    def _do(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
         if kind in (CAPTURE, RECONCILE):
             result = jobs.capture(full=kind == RECONCILE)
             if result is not None:
                 if result.recheck_in is not None:
                     # A session is settling: look again when it should have gone quiet,
                     # even if OpenCode writes nothing more.
-                    self.queue.mark(CAPTURE, result.recheck_in)
+                    queue.mark(CAPTURE, result.recheck_in)
                 if result.new_roots:
-                    self.queue.mark(ROOTS)
+                    queue.mark(ROOTS)
             if kind == RECONCILE:
                 self._sync_root_watches()
                 for root in jobs.roots():
-                    self.queue.mark(TREE + str(root.path))
-            self._status()
+                    queue.mark(TREE + str(root.path))
+            self.notifier.status(jobs.status_line())
         elif kind == ROOTS:
             self._sync_root_watches()
         elif kind.startswith(TREE):
             jobs.refresh_tree(Path(kind[len(TREE) :]))
         elif kind == SWEEP:
             jobs.sweep()
-            self._status()
-
-    def _status(self) -> None:
-        self.notifier.status(self.jobs.status_line())
+            self.notifier.status(jobs.status_line())
 
     # -- watchers ------------------------------------------------------------------
 

@@ -98,3 +98,37 @@ def test_a_replaced_database_is_noticed_even_without_a_file_event(home, fixture_
         assert "rotated the key in vault" in note.read_text()
     finally:
         jobs.close()
+
+
+def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(home, fixture_db):
+    """The old worker finishes its long item with its own jobs; it never closes the new ones."""
+    import threading
+
+    from daemon.service.jobs import Jobs
+
+    release = threading.Event()
+
+    class SlowFirstPass(Jobs):
+        calls = 0
+
+        def capture(self, full=False):
+            SlowFirstPass.calls += 1
+            if SlowFirstPass.calls == 1:
+                release.wait(10)  # a long model call
+            return super().capture(full)
+
+    settings, paths = load_settings()
+    settings.service.shutdown_timeout_s = 0.2
+    daemon = Daemon(settings, paths, notifier=Notifier(env={}), jobs_factory=SlowFirstPass)
+    daemon._start()
+    wait_for(lambda: SlowFirstPass.calls == 1, what="the first pass under way")
+    old_worker, old_jobs = daemon._worker, daemon.jobs
+    daemon._do_reload()
+    assert daemon.jobs is not old_jobs and old_worker.is_alive()
+    release.set()
+    old_worker.join(10)
+    assert not old_worker.is_alive()
+    daemon.queue.mark("capture")
+    wait_for(lambda: len(session_notes(home)) == 6, what="notes written by the new worker")
+    assert daemon.jobs.state.counts()["distilled"] == 6  # the new jobs' database is still open
+    daemon._shutdown()
