@@ -51,6 +51,9 @@ class PassOptions:
     force: bool = False
     dry_run: bool = False
     redistill_stale: bool = False
+    # Compare every session's newest row with its record instead of trusting the
+    # watermark probes: catches edits to old rows that left the session row alone.
+    full_scan: bool = False
 
 
 @dataclass
@@ -184,7 +187,7 @@ class Capture:
             infos = self.reader.sessions([options.session_id])
             if not infos:
                 raise LookupError(f"no session {options.session_id!r} in {self.reader.path}")
-        elif options.force or watermark == 0 or not full_scope:
+        elif options.force or options.full_scan or watermark == 0 or not full_scope:
             infos = self.reader.sessions()
         else:
             since = watermark - self.settings.capture.overlap_ms
@@ -220,6 +223,10 @@ class Capture:
         self._stop = None
         self._answered = False
         newest_message = self.reader.newest_message_id()
+        # The watermark comes from the source's own clock where it can: a local clock
+        # that ran ahead once must not hide later edits until real time catches up.
+        newest_row = self.reader.newest_update()
+        watermark = min(now_ms, newest_row) if newest_row else now_ms
         sessions, full_scope = self._candidates(options)
         records = self.state.get_many(s.id for s in sessions)
         # Sessions the watermark let us skip without a look are unchanged too.
@@ -269,7 +276,7 @@ class Capture:
 
         if full_scope and not options.dry_run and not options.redistill_stale and not report.interrupted:
             # The watermark is the pass's *start*: rows written during it are seen next time.
-            self.state.set_watermark(now_ms)
+            self.state.set_watermark(watermark)
             self.state.set_meta("last_message_id", newest_message)
         self.state.set_meta("last_pass", str(now_ms))
         report.seconds = self.clock() - started

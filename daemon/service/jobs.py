@@ -83,7 +83,9 @@ class Jobs:
         if not full and version == self._data_version and not self.state.ids_to_revisit(upgrades=False):
             return CaptureResult(None, False)  # nothing committed since the last pass
         self._data_version = version
-        report = capture.run_pass()
+        from daemon.capture.pipeline import PassOptions
+
+        report = capture.run_pass(PassOptions(full_scan=full))
         recheck = None
         if report.settling:
             now_ms = int(self.clock() * 1000)

@@ -344,3 +344,39 @@ def test_one_bad_session_never_stops_the_others(home, tmp_path, fixture_db, fixt
     again = capture.run_pass()
     assert again.distilled == [] and capture.state.get(blocked).status == "pending"
     close(capture)
+
+
+def test_an_edit_to_an_old_part_is_found_by_a_full_scan(home, fixture_db, fixture_sessions):
+    """OpenCode may update an existing part without touching the session row."""
+    import sqlite3
+
+    sid = fixture_sessions["cjk-deploy"]["session"]  # updated well before the watermark's overlap
+    capture = make_capture()
+    capture.run_pass()
+    at = max_time(fixture_db) + 5000
+    conn = sqlite3.connect(fixture_db)
+    with conn:
+        conn.execute(
+            "UPDATE part SET data = json_set(data, '$.text', 'Root cause: WORKER_DEADLINE_S was 30s; raised to 90s.'), "
+            "time_updated = ? WHERE id = (SELECT id FROM part WHERE session_id = ? AND data LIKE '%\"type\":\"text\"%' "
+            "ORDER BY id DESC LIMIT 1)",
+            (at, sid),
+        )
+    conn.close()
+    capture.clock = lambda: (at + 60_000) / 1000
+    assert capture.run_pass().distilled == []  # the quick probes cannot see it...
+    assert capture.run_pass(PassOptions(full_scan=True)).distilled == [sid]  # ...the reconcile does
+    (note,) = [n for n in notes_in(home.global_root) if frontmatter.load(n)["session_id"] == sid]
+    assert "raised to 90s" in note.read_text()
+    close(capture)
+
+
+def test_a_clock_that_ran_ahead_does_not_hide_later_edits(home, fixture_db, fixture_sessions):
+    sid = fixture_sessions["cjk-deploy"]["session"]
+    capture = make_capture(now=NOW + 86_400)  # one pass a day ahead (a wrong clock at boot)
+    capture.run_pass()
+    capture.clock = lambda: NOW + 60
+    at = max_time(fixture_db) + 1000
+    add_message(fixture_db, sid, "msg_zzzz5", "user", [("prt_zzzz5", {"type": "text", "text": "CI 也要改"})], at)
+    assert capture.run_pass().distilled == [sid]
+    close(capture)
