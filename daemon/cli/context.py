@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import cached_property
 from pathlib import Path
@@ -67,6 +68,31 @@ class AppContext:
             backups=log.backups,
             stderr=stderr,
         )
+
+
+# Attributes every LogRecord has; anything else came in through `extra=` and is a field.
+_RECORD_KEYS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+class _CliLogFormatter(logging.Formatter):
+    """`memoryd: warning: memory.file_problem path=… reason=…` for quick commands.
+
+    Commands that set up structlog (run, distill) replace this handler.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = " ".join(f"{k}={v}" for k, v in vars(record).items() if k not in _RECORD_KEYS)
+        return f"memoryd: {record.levelname.lower()}: {record.getMessage()} {fields}".rstrip()
+
+
+def install_cli_logging() -> None:
+    """Warnings from the memory modules reach stderr readable, with their fields."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(_CliLogFormatter())
+        handler.setLevel(logging.WARNING)
+        root.addHandler(handler)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> None:

@@ -90,8 +90,9 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     It turns every OpenCode session into a short Markdown note, keeps your memory
     trees compiled and searchable, and lets you and your agents recall them.
     """
-    from daemon.cli.context import AppContext
+    from daemon.cli.context import AppContext, install_cli_logging
 
+    install_cli_logging()
     ctx.obj = AppContext(config_path)
 
 
