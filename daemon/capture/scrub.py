@@ -47,6 +47,12 @@ RULES: tuple[Rule, ...] = (
     _rule("stripe_key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
     _rule("aws_access_key_id", ("akia", "asia", "abia", "acca"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _rule("huggingface_token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    # Azure storage / service bus connection strings and SAS tokens.
+    _rule("azure_key", ("accountkey=", "sharedaccesskey="), r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})", 1),
+    _rule("azure_sas", ("sig=",), r"(?i)[?&]sig=([A-Za-z0-9%+/=]{20,})", 1),
+    # `mysql -pSECRET` / `mysqldump … -pSECRET`: the password glued to the flag.
+    _rule("cli_password", ("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p([^\s'\"]{4,})", 1),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     _rule("auth_header", ("bearer", "basic", "token"), r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9._~+/=\-]{16,})", 1),
     _rule("url_credentials", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1),

@@ -32,6 +32,10 @@ SECRETS = [
     ("assignment", "password: correcthorsebattery", "correcthorsebattery"),
     ("assignment", "client_secret = 'zyxwvu987654'", "zyxwvu987654"),
     ("assignment", "export GITLAB_TOKEN=glpat1234567890", "glpat1234567890"),
+    ("huggingface_token", "HF token hf_abcdefghijklmnopqrstuvwxyzABCDEFGH ok", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"),
+    ("azure_key", "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=Zm9vYmFyYmF6cXV4cXV1eGZvb2Jhcg==;", "Zm9vYmFyYmF6cXV4cXV1eGZvb2Jhcg=="),
+    ("azure_sas", "https://x.blob.core.windows.net/c?sv=2022&sig=abcDEF123%2Bxyz456%3Dqrs789tuv", "abcDEF123%2Bxyz456%3Dqrs789tuv"),
+    ("cli_password", "mysql -u root -pHunter2Secret -h db", "Hunter2Secret"),
 ]
 
 CLEAN = [
@@ -45,6 +49,8 @@ CLEAN = [
     "OPENAI_API_KEY is read by client.py",
     "https://example.com/path?q=1",
     "sk-learn is a library; task-runner is a tool",
+    "mkdir -p build && cp -p a b",
+    "mysql -u root -p   # prompts for the password",
 ]
 
 
