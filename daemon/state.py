@@ -161,13 +161,15 @@ class StateDB:
             sql, args = sql + " WHERE status = ?", (status,)
         return [SessionRecord(**{k: r[k] for k in _COLUMNS}) for r in self.conn.execute(sql + " ORDER BY session_id", args)]
 
-    def ids_to_revisit(self, upgrades: bool) -> list[str]:
+    def ids_to_revisit(self, upgrades: bool, stopped: bool = True) -> list[str]:
         """Sessions a pass must look at even if their rows did not move.
 
-        Pending ones (settling, failed once, stopped by the budget) and, when a model
-        is configured, extractive fallback notes waiting for their upgrade.
+        Pending ones (settling; and, with `stopped`, those a failure or a stop left
+        pending) and, when a model is configured, extractive fallback notes waiting for
+        their upgrade.
         """
-        sql = "SELECT session_id FROM session WHERE status = 'pending'"
+        sql = "SELECT session_id FROM session WHERE (status = 'pending'"
+        sql += ")" if stopped else " AND last_error = '')"
         if upgrades:
             sql += " OR needs_upgrade = 1"
         return [row[0] for row in self.conn.execute(sql)]

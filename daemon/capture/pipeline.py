@@ -16,10 +16,11 @@ from enum import Enum
 from pathlib import Path
 
 from daemon.capture.distill.base import Distilled, DistillError, Distiller, SessionInfo, StopPass, Transcript
+from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.notes import choose_note_dir, note_filename, render_note
 from daemon.capture.transcript import Limits, build_transcript
 from daemon.config import Paths, Settings
-from daemon.files import atomic_write_text, sync_all, write_if_changed
+from daemon.files import atomic_write_text, sync_files, write_if_changed
 from daemon.logs import get_logger
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import SessionRecord, StateDB
@@ -174,6 +175,9 @@ class Capture:
         self._answered = False  # the distiller answered once this pass: calls may run in parallel
         self._pending_records: list[SessionRecord] = []  # written notes awaiting one sync + commit
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
+        # Set by the daemon after a stop (budget spent, server down): later passes neither
+        # call the model nor rebuild the sessions that stop left pending, until it lifts.
+        self.hold: StopPass | None = None
         self._detail = self.log.info
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
 
@@ -192,7 +196,8 @@ class Capture:
         else:
             since = watermark - self.settings.capture.overlap_ms
             ids = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
-            ids |= set(self.state.ids_to_revisit(upgrades=self.identity.distiller != "extractive"))
+            upgrades = self.identity.distiller != "extractive" and self.hold is None
+            ids |= set(self.state.ids_to_revisit(upgrades=upgrades, stopped=self.hold is None))
             if options.redistill_stale:
                 ids |= {r.session_id for r in self.state.records("distilled") if is_stale(r, self.identity)}
             infos = self.reader.sessions(sorted(ids))
@@ -220,7 +225,7 @@ class Capture:
         started = self.clock()
         now_ms = int(started * 1000)
         report = PassReport()
-        self._stop = None
+        self._stop = self.hold  # a stop still in force: no distiller call at all this pass
         self._answered = False
         newest_message = self.reader.newest_message_id()
         # The watermark comes from the source's own clock where it can: a local clock
@@ -247,6 +252,8 @@ class Capture:
                 break
             record = records.get(info.id)
             action = plan_session(info, record, now_ms, settle_ms, options, self.identity, upgrades)
+            if self.hold is not None and action is Action.BUILD and _held(record, info):
+                action = Action.UNCHANGED  # left pending by the stop still in force: not rebuilt
             job = None
             if action is Action.UNCHANGED:
                 report.unchanged += 1
@@ -295,7 +302,8 @@ class Capture:
 
     def _mark_settling(self, info: SessionInfo, record: SessionRecord | None) -> None:
         record = record or SessionRecord(session_id=info.id)
-        self.state.put(replace(record, status="pending", project_dir=info.directory, title=info.title))
+        # Still being written: whatever failed or stopped before is moot for the new rows.
+        self.state.put(replace(record, status="pending", project_dir=info.directory, title=info.title, last_error=""))
 
     def _build(
         self, info: SessionInfo, record: SessionRecord | None, options: PassOptions, report: PassReport, upgrades: bool
@@ -321,7 +329,8 @@ class Capture:
         return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript)
 
     def _call(self, job: _Job) -> Distilled | DistillError:
-        if self._stop is not None:
+        # After a stop, a greeting is still recognised as junk: that costs no call.
+        if self._stop is not None and not obviously_junk(job.transcript):
             return self._stop
         try:
             return self.distiller.distill(job.transcript)
@@ -396,7 +405,7 @@ class Capture:
         """
         if not self._pending_records:
             return
-        sync_all()
+        sync_files(r.note_path for r in self._pending_records if r.status == "distilled")
         with self.state.transaction():
             for record in self._pending_records:
                 self.state.put(record)
@@ -461,7 +470,7 @@ class Capture:
             report.stop_reason, report.stop_message = error.reason, message
             report.stopped += 1
             if not _note_is_current(job):  # a note still current (a stale or fallback one) is kept as is
-                self.state.put(replace(record, status="pending", last_error=message))
+                self.state.put(replace(record, status="pending", last_error=message, max_updated=info.time_updated))
             return
         same = record.failed_hash == job.transcript.hash
         attempts = record.attempts + 1 if same else 1
@@ -472,6 +481,7 @@ class Capture:
                 record,
                 status=status,
                 attempts=attempts,
+                max_updated=info.time_updated,  # unchanged rows are not even rebuilt next pass
                 failed_hash=job.transcript.hash,
                 last_error=message,
                 time_done=int(self.clock() * 1000),
@@ -484,6 +494,16 @@ class Capture:
         else:
             report.pending.append((info.id, message))
             self.log.warning("session.retry_later", session_id=info.id, error=message, attempts=attempts)
+
+
+def _held(record: SessionRecord | None, info: SessionInfo) -> bool:
+    """A session a stop left pending, whose rows have not moved since."""
+    return (
+        record is not None
+        and record.status == "pending"
+        and bool(record.last_error)
+        and record.max_updated == info.time_updated
+    )
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from daemon.capture.notes import iso
 from daemon.config import Paths, Settings
 from daemon.logs import get_logger
+
+
+MODEL_RETRY_S = 300.0  # how long a stop other than the budget keeps the model alone
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Jobs:
         self._stop = threading.Event()
         self._source_error = ""
         self._opened_identity: tuple[int, int] | None = None
+        self._hold_until = 0.0
         self._project_dirs = self._known_project_dirs()
 
     # -- capture -----------------------------------------------------------------------
@@ -79,22 +83,51 @@ class Jobs:
         capture = self._open_capture()
         if capture is None:
             return None
+        now = self.clock()
+        if capture.hold is not None and now >= self._hold_until:
+            capture.hold = None  # the stop has lifted: retry what it left pending
+            self.log.info("model.resumed")
+        holding = capture.hold is not None
         version = capture.reader.data_version()
-        if not full and version == self._data_version and not self.state.ids_to_revisit(upgrades=False):
-            return CaptureResult(None, False)  # nothing committed since the last pass
+        quiet = not self.state.ids_to_revisit(upgrades=False, stopped=not holding)
+        if not full and version == self._data_version and quiet:
+            return CaptureResult(self._hold_remaining(now), False)  # nothing committed since the last pass
         self._data_version = version
         from daemon.capture.pipeline import PassOptions
 
         report = capture.run_pass(PassOptions(full_scan=full))
-        recheck = None
+        if report.stop_reason and capture.hold is None:
+            self._hold(capture, report.stop_reason, report.stop_message, now)
+        recheck = self._hold_remaining(now)
         if report.settling:
-            now_ms = int(self.clock() * 1000)
+            now_ms = int(now * 1000)
             due = report.next_settled_ms or now_ms + int(self.settings.capture.settle_seconds * 1000)
-            recheck = max(0.05, (due - now_ms) / 1000)
+            settle = max(0.05, (due - now_ms) / 1000)
+            recheck = settle if recheck is None else min(recheck, settle)
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
         return CaptureResult(recheck, new_roots)
+
+    def _hold(self, capture, reason: str, message: str, now: float) -> None:  # noqa: ANN001
+        """After a stop, leave the model alone: till tomorrow for a spent budget, a few
+        minutes otherwise (a server coming back, a key being fixed with a reload)."""
+        from daemon.capture.distill.base import StopPass
+
+        if reason == "budget":
+            tomorrow = datetime.fromtimestamp(now).date() + timedelta(days=1)
+            until = datetime.combine(tomorrow, datetime.min.time()).timestamp()
+        else:
+            until = now + MODEL_RETRY_S
+        capture.hold = StopPass(message, reason)
+        self._hold_until = until
+        self.log.warning("model.held", reason=reason, until=iso(int(until * 1000)), error=message)
+
+    def _hold_remaining(self, now: float) -> float | None:
+        """Seconds until a hold lifts (the loop then runs a pass), or None."""
+        if self._capture is None or self._capture.hold is None:
+            return None
+        return max(1.0, self._hold_until - now)
 
     def _source_identity(self) -> tuple[int, int] | None:
         try:

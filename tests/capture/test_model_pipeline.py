@@ -330,6 +330,7 @@ def test_rejected_key_stops_the_pass_after_one_request(home, fixture_db, model, 
     assert result.output.count("rejected the API key from $TEST_MODEL_KEY") == 1
     assert "sk-wrong" not in result.output
     assert "0 distilled" in result.output and "0 failed" in result.output
+    assert "1 junk" in result.output  # a greeting needs no model, stop or no stop
     assert not notes_in(home.global_root)
     statuses = {r.status for r in records(home).values() if r.status != "junk"}
     assert statuses == {"pending"}
@@ -339,7 +340,7 @@ def test_rejected_key_stops_the_pass_after_one_request(home, fixture_db, model, 
     # The key is fixed: the next run does them all.
     model.default = openai_reply(MODEL_NOTE)
     fixed = distill()
-    assert fixed.exit_code == 0 and "6 distilled" in fixed.output and "1 junk" in fixed.output
+    assert fixed.exit_code == 0 and "6 distilled" in fixed.output and "1 unchanged" in fixed.output
 
 
 def closed_port() -> int:

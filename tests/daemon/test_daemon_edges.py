@@ -132,3 +132,42 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
     wait_for(lambda: len(session_notes(home)) == 6, what="notes written by the new worker")
     assert daemon.jobs.state.counts()["distilled"] == 6  # the new jobs' database is still open
     daemon._shutdown()
+
+
+def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone(home, fixture_db, fixture_sessions, monkeypatch):
+    """Server says "come back in an hour": no request and no rebuild on every write, until the hold lifts."""
+    from daemon.service.jobs import MODEL_RETRY_S, Jobs
+    from tests.capture.helpers import max_time
+
+    server = ModelServer()
+    server.default = Reply(503, {"error": "overloaded"}, headers={"Retry-After": "3600"})
+    server.start()
+    try:
+        monkeypatch.setenv("MEMORYD_LLM__PROVIDER", "openai")
+        monkeypatch.setenv("MEMORYD_LLM__BASE_URL", server.url + "/v1")
+        monkeypatch.setenv("MEMORYD_LLM__MODEL", "m")
+        monkeypatch.setenv("MEMORYD_CAPTURE__SETTLE_SECONDS", "0")
+        settings, paths = load_settings()
+        now = [time.time()]
+        jobs = Jobs(settings, paths, clock=lambda: now[0])
+        try:
+            jobs.capture(full=True)
+            assert len(server.requests) == 1  # one answer stops the pass
+            assert jobs.state.counts()["pending"] == 6
+            builds = []
+            original = jobs._capture._build
+            jobs._capture._build = lambda info, *a: builds.append(info.id) or original(info, *a)
+            sid = fixture_sessions["cjk-deploy"]["session"]
+            add_message(fixture_db, sid, "msg_zzzz5", "user", [("prt_zzzz5", {"type": "text", "text": "再试一次"})], max_time(fixture_db) + 1000)
+            result = jobs.capture()
+            assert builds == [sid]  # only the session that changed; the held ones stay as they are
+            assert len(server.requests) == 1  # and no call while the hold lasts
+            assert result.recheck_in is not None and result.recheck_in > MODEL_RETRY_S - 5
+            now[0] += MODEL_RETRY_S + 1
+            server.default = Reply(json={"choices": [{"message": {"role": "assistant", "content": NOTE}}]})
+            jobs.capture()
+            assert jobs.state.counts()["distilled"] == 6  # the hold lifted: everything is done
+        finally:
+            jobs.close()
+    finally:
+        server.stop()
