@@ -121,17 +121,21 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
     settings.service.shutdown_timeout_s = 0.2
     daemon = Daemon(settings, paths, notifier=Notifier(env={}), jobs_factory=SlowFirstPass)
     daemon._start()
-    wait_for(lambda: SlowFirstPass.calls == 1, what="the first pass under way")
-    old_worker, old_jobs = daemon._worker, daemon.jobs
-    daemon._do_reload()
-    assert daemon.jobs is not old_jobs and old_worker.is_alive()
-    release.set()
-    old_worker.join(10)
-    assert not old_worker.is_alive()
-    daemon.queue.mark("capture")
-    wait_for(lambda: len(session_notes(home)) == 6, what="notes written by the new worker")
-    assert daemon.jobs.state.counts()["distilled"] == 6  # the new jobs' database is still open
-    daemon._shutdown()
+    try:
+        wait_for(lambda: SlowFirstPass.calls == 1, what="the first pass under way")
+        old_worker, old_jobs = daemon._worker, daemon.jobs
+        daemon._do_reload()
+        assert daemon.jobs is not old_jobs and old_worker.is_alive()
+        release.set()
+        old_worker.join(10)
+        assert not old_worker.is_alive()
+        daemon.queue.mark("capture")
+        # The new jobs' database is still open and sees every session recorded.
+        wait_for(lambda: daemon.jobs.state.counts()["distilled"] == 6, what="6 sessions recorded")
+        assert len(session_notes(home)) == 6
+    finally:
+        release.set()
+        daemon._shutdown()
 
 
 def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone(home, fixture_db, fixture_sessions, monkeypatch):
