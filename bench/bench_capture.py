@@ -80,6 +80,13 @@ def main() -> None:
         idle = capture.run_pass(PassOptions())
         print(f"pass with nothing new:   {1000 * (time.perf_counter() - start):8.1f} ms ({idle.unchanged} unchanged, {len(idle.distilled)} distilled)")
 
+        start = time.perf_counter()
+        scan = capture.run_pass(PassOptions(full_scan=True))
+        print(
+            f"full scan, nothing new:  {1000 * (time.perf_counter() - start):8.1f} ms "
+            f"({scan.unchanged} unchanged; the daemon's reconcile and `memoryd distill`)"
+        )
+
         sid = report.distilled[len(report.distilled) // 2]
         at = max_time(paths.opencode_db) + 1000
         add_message(paths.opencode_db, sid, "msg_zzzzzzzz", "user", [("prt_zzzzzzzz", {"type": "text", "text": "one more thing: bump the version"})], at)
