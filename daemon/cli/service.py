@@ -159,10 +159,7 @@ def install(ctx: click.Context, dry_run: bool) -> None:
             click.echo(f"Note: a real install would stop here: {exc}")
         click.echo("Nothing was changed (--dry-run).")
         return
-    try:
-        check_manager(manager)
-    except ManagerUnavailable as exc:
-        fail(str(exc), EXIT_FAILED)
+    _require_manager(manager)
     if manager == "launchd":
         # launchd opens launchd.log itself and will not create its folder.
         ensure_dir(ctx.obj.paths.state_dir)
@@ -175,6 +172,14 @@ def install(ctx: click.Context, dry_run: bool) -> None:
             "It starts when you log in. To keep it running while you are logged out: "
             "`loginctl enable-linger $USER`."
         )
+
+
+def _require_manager(manager: str) -> None:
+    """Stop with the manager's own explanation when it cannot be reached (no user bus…)."""
+    try:
+        check_manager(manager)
+    except ManagerUnavailable as exc:
+        fail(str(exc), EXIT_FAILED)
 
 
 @service.command()
@@ -196,10 +201,7 @@ def uninstall(ctx: click.Context, dry_run: bool) -> None:
             click.echo(f"  {step}")
         click.echo("Nothing was changed (--dry-run).")
         return
-    try:
-        check_manager(manager)
-    except ManagerUnavailable as exc:
-        fail(str(exc), EXIT_FAILED)
+    _require_manager(manager)
     # Stop first, remove the file, then let the manager forget it.
     stop, rest = plan.steps[:1], plan.steps[1:]
     _execute(units.ServicePlan(plan.manager, plan.unit_path, None, stop))
