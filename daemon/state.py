@@ -53,7 +53,7 @@ MIGRATIONS: tuple[str, ...] = (
 STATUSES = ("pending", "distilled", "junk", "failed")
 
 
-@dataclass
+@dataclass(slots=True)
 class SessionRecord:
     session_id: str
     project_dir: str = ""

@@ -27,6 +27,7 @@ from daemon.state import SessionRecord, StateDB
 
 DONE = ("distilled", "junk")
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
+RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
 BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
 
 
@@ -233,9 +234,9 @@ class Capture:
         newest_row = self.reader.newest_update()
         watermark = min(now_ms, newest_row) if newest_row else now_ms
         sessions, full_scope = self._candidates(options)
-        records = self.state.get_many(s.id for s in sessions)
-        # Sessions the watermark let us skip without a look are unchanged too.
-        report.unchanged = self.state.count_records() - len(records) if full_scope else 0
+        known_before = self.state.count_records() if full_scope else 0
+        known_seen = 0
+        records: dict[str, SessionRecord] = {}
         settle_ms = int(self.settings.capture.settle_seconds * 1000)
         upgrades = self.identity.distiller != "extractive"
         total = len(sessions)
@@ -244,7 +245,12 @@ class Capture:
         self._detail = self.log.info if total <= BULK_PASS else self.log.debug
 
         batch: list[_Job] = []
-        for info in sessions:
+        for position, info in enumerate(sessions):
+            if position % RECORD_CHUNK == 0:
+                # Records are fetched a slice at a time: a full scan of 10,000 sessions
+                # must not hold 10,000 records at once (the daemon's resident memory).
+                records = self.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
+                known_seen += len(records)
             if self.should_stop():
                 # Shutting down: what is done is recorded below; the rest waits for the
                 # next start (the watermark does not move past it).
@@ -280,6 +286,8 @@ class Capture:
                 done = self._distill_batch(batch, report, progress, done, total)
                 batch = []
         self._distill_batch(batch, report, progress, done, total)
+        # Sessions the watermark let us skip without a look are unchanged too.
+        report.unchanged += max(0, known_before - known_seen) if full_scope else 0
 
         if full_scope and not options.dry_run and not options.redistill_stale and not report.interrupted:
             # The watermark is the pass's *start*: rows written during it are seen next time.

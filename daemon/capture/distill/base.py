@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 EntryKind = Literal["text", "reasoning", "tool", "mention"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     """One OpenCode session as the reader sees it."""
 
