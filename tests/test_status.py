@@ -59,3 +59,15 @@ def test_a_running_daemon_is_reported_with_its_pid(home, fixture_db):
     assert data["daemon"]["running"] is True and data["daemon"]["pid"] == 4242
     assert "memoryd is running (pid 4242" in text
     assert "memoryd is not running" in status().output  # the lock went with the holder
+
+
+def test_sessions_still_being_written_are_counted_as_settling(home, fixture_db):
+    CliRunner().invoke(cli, ["distill", "--settle", "0"])
+    _, paths = load_settings()
+    state = StateDB(paths.state_db)
+    record = state.records("distilled")[0]
+    record.status = "pending"  # what a pass records for a session updated within the settle time
+    state.put(record)
+    state.close()
+    assert "1 pending (1 settling)" in status().output
+    assert json.loads(status("--json").output)["state"]["settling"] == 1
