@@ -57,6 +57,8 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
             "last_pass": iso(last_pass) if last_pass else None,
             "last_sweep": state.get_meta("last_sweep") or None,
             "sessions": state.counts(),
+            # Pending without an error: still being written (or queued for the next pass).
+            "settling": len(state.ids_to_revisit(upgrades=False, stopped=False)),
             "needs_upgrade": sum(1 for r in state.records() if r.needs_upgrade),
             "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
             "pending": [
@@ -155,7 +157,9 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append(f"Watermark: {st['watermark'] or 'none yet'}{lag}; last pass {st['last_pass'] or 'never'}")
         c = st["sessions"]
         lines.append(
-            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['pending']} pending, {c['failed']} failed"
+            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['pending']} pending"
+            + (f" ({st['settling']} settling)" if st["settling"] else "")
+            + f", {c['failed']} failed"
             + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
         )
         if st.get("stale"):
