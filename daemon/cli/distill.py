@@ -65,7 +65,7 @@ def distill(
         capture = open_capture(settings, app.paths)
     except (SourceError, ConfigError) as exc:
         fail(str(exc), EXIT_USAGE)
-    # A manual pass looks at every session (about 0.1 s per 10,000): it also finds edits
+    # A manual pass looks at every session (about 0.2 s per 10,000): it also finds edits
     # to old rows that the daemon's quick probes leave to its periodic reconcile.
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale, full_scan=True)
     try:
