@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
@@ -524,10 +523,6 @@ class _NoTranscript:
 def _note_is_current(job: _Job) -> bool:
     """The session already has a note (or junk verdict) for exactly this transcript."""
     return job.record.status in DONE and job.record.transcript_hash == job.transcript.hash
-
-
-def today(clock: Callable[[], float] = time.time) -> str:
-    return datetime.fromtimestamp(clock()).strftime("%Y-%m-%d")
 
 
 def open_capture(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> Capture:

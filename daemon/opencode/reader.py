@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -212,18 +212,6 @@ class OpenCodeReader:
         row = retry_busy(lambda: self.conn.execute("SELECT MAX(id) FROM message").fetchone())
         return row[0] or ""
 
-    def children_of(self, parent_ids: list[str]) -> dict[str, list[str]]:
-        """Return parent id → child session ids (subagent sessions)."""
-        if "parent_id" not in self.columns["session"] or not parent_ids:
-            return {}
-        out: dict[str, list[str]] = {}
-        for start in range(0, len(parent_ids), 500):
-            chunk = parent_ids[start : start + 500]
-            q = f"SELECT parent_id, id FROM session WHERE parent_id IN ({','.join('?' * len(chunk))})"
-            for parent, child in retry_busy(lambda q=q, c=chunk: self.conn.execute(q, c).fetchall()):
-                out.setdefault(parent, []).append(child)
-        return out
-
     def session_rows(self, session: SessionInfo) -> SessionRows:
         """Return the session's messages and parts in transcript order (data as raw bytes)."""
 
@@ -248,7 +236,3 @@ class OpenCodeReader:
             return SessionRows(session, messages, parts)
 
         return retry_busy(read)
-
-    def iter_session_rows(self, sessions: list[SessionInfo]) -> Iterator[SessionRows]:
-        for session in sessions:
-            yield self.session_rows(session)
