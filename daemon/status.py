@@ -50,7 +50,8 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
     try:
         watermark = state.watermark
         last_pass = int(state.get_meta("last_pass", "0"))
-        stale = _stale(settings, state.records("distilled"))
+        records = state.records()  # read once for both counts below
+        stale = _stale(settings, [r for r in records if r.status == "distilled"])
         out["state"] = {
             "watermark": iso(watermark) if watermark else None,
             "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
@@ -59,7 +60,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
             "sessions": state.counts(),
             # Pending without an error: still being written (or queued for the next pass).
             "settling": len(state.ids_to_revisit(upgrades=False, stopped=False)),
-            "needs_upgrade": sum(1 for r in state.records() if r.needs_upgrade),
+            "needs_upgrade": sum(1 for r in records if r.needs_upgrade),
             "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
             "pending": [
                 {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
