@@ -11,6 +11,17 @@ from daemon.capture.distill.budget import Budget
 from .conftest import NOTE, llm_settings, openai_reply
 
 
+def run_then_close(threads: list[threading.Thread], distiller) -> None:
+    """Run the threads to the end, then close the distiller whatever happened."""
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        distiller.close()
+
+
 def test_two_threads_share_the_client_and_the_budget(server, state_db, sleeps, work_transcript):
     budget = Budget(state_db, daily_calls=5, clock=lambda: 1_750_000_000.0)
     reply = openai_reply(NOTE, usage={"total_tokens": 100})
@@ -31,13 +42,7 @@ def test_two_threads_share_the_client_and_the_budget(server, state_db, sleeps, w
                 results.append(outcome)
 
     threads = [threading.Thread(target=worker, name=f"distill-{i}") for i in range(2)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        d.close()
+    run_then_close(threads, d)
     assert sorted(results) == ["budget"] * 5 + ["note"] * 5
     assert len(server.requests) == 5
     assert server.max_active == 2  # the calls really ran in parallel
@@ -50,11 +55,5 @@ def test_concurrency_bounds_parallel_calls(server, sleeps, work_transcript):
     server.default = reply
     d = make_distiller(llm_settings("openai", server.url + "/v1", concurrency=1), {}, None, sleep=sleeps)
     threads = [threading.Thread(target=d.distill, args=(work_transcript,)) for _ in range(3)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        d.close()
+    run_then_close(threads, d)
     assert len(server.requests) == 3 and server.max_active == 1
