@@ -60,9 +60,8 @@ def main() -> None:
 
         from daemon.capture.pipeline import PassOptions, close_capture, open_capture
         from daemon.config import load_settings
-        from tests.capture.helpers import add_message, max_time
-
         from daemon.logs import setup_logging
+        from tests.capture.helpers import add_message, max_time
 
         settings, paths = load_settings()
         settings.capture.settle_seconds = 0

@@ -21,8 +21,8 @@ from typing import Any
 
 import structlog
 
-from daemon.capture.scrub import redact
 from daemon.files import ensure_dir
+from daemon.scrub import redact
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 

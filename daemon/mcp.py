@@ -33,7 +33,8 @@ from daemon import __version__
 from daemon.memory import commands
 from daemon.memory.commands import InvalidInput, MemoryCommandError, Workspace
 from daemon.memory.index import SearchIndexError
-from daemon.memory.tree import format_time, is_in_worktree, project_root_of
+from daemon.memory.tree import is_in_worktree, project_root_of
+from daemon.timefmt import format_time
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

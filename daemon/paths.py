@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+
 @dataclass(frozen=True)
 class Paths:
     """Every place memoryd reads or writes, resolved once from the environment."""

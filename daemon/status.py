@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from daemon.capture.notes import iso
 from daemon.config import Paths, Settings
+from daemon.timefmt import iso
 
 
 def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> dict[str, Any]:

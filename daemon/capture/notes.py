@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 
-
-from daemon.capture.distill.base import Distilled, SessionInfo
-from daemon.capture.scrub import redact
+from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
-
+from daemon.opencode.reader import SessionInfo
+from daemon.scrub import redact
+from daemon.timefmt import iso
 
 
 def _yaml_value(value: str | list[str]) -> str:
@@ -27,11 +26,6 @@ def frontmatter_block(meta: dict[str, str | list[str]]) -> str:
     """`---`-fenced YAML frontmatter for flat string / string-list fields."""
     lines = [f"{key}: {_yaml_value(value)}" for key, value in meta.items()]
     return "---\n" + "\n".join(lines) + "\n---\n"
-
-
-def iso(ms: int) -> str:
-    """Epoch milliseconds → ISO 8601 UTC, second precision."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def project_name(directory: str) -> str:

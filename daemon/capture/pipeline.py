@@ -14,14 +14,14 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-from daemon.capture.distill.base import Distilled, DistillError, Distiller, SessionInfo, StopPass, Transcript
+from daemon.capture.distill.base import Distilled, Distiller, DistillError, StopPass, Transcript
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.notes import choose_note_dir, note_filename, render_note
 from daemon.capture.transcript import Limits, build_transcript
 from daemon.config import Paths, Settings
 from daemon.files import atomic_write_text, sync_files, write_if_changed
 from daemon.logs import get_logger
-from daemon.opencode.reader import OpenCodeReader
+from daemon.opencode.reader import OpenCodeReader, SessionInfo
 from daemon.state import SessionRecord, StateDB
 
 DONE = ("distilled", "junk")

@@ -13,9 +13,9 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from daemon.capture.distill.base import Entry, SessionInfo, Transcript
-from daemon.capture.scrub import redact
-from daemon.opencode.reader import SessionRows
+from daemon.capture.distill.base import Entry, Transcript
+from daemon.opencode.reader import SessionInfo, SessionRows
+from daemon.scrub import redact
 
 HASH_SCHEME = "sha256:t1"  # bump the tag when the transcript format changes
 DROPPED_TYPES = frozenset({"step-start", "step-finish", "snapshot"})

@@ -88,7 +88,7 @@ def _daemon_running(app: AppContext) -> bool:
 
 
 def _memory_json(memory: Memory) -> dict[str, Any]:
-    from daemon.memory.tree import format_time
+    from daemon.timefmt import format_time
 
     def when(value: Any) -> str | None:
         return format_time(value) if value else None

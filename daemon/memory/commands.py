@@ -232,7 +232,7 @@ def derive_description(body: str) -> str:
 
 def check_secrets(fields: dict[str, str]) -> None:
     """Raise SecretRefused when any field looks like it holds a credential."""
-    from daemon.capture.scrub import find_secrets
+    from daemon.scrub import find_secrets
 
     found = {name: kinds for name, text in fields.items() if (kinds := find_secrets(text))}
     if found:

@@ -28,6 +28,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from daemon.timefmt import format_time
+
 if TYPE_CHECKING:
     from daemon.config import Paths, Settings
 
@@ -340,11 +342,6 @@ def parse_time(value: Any, *, end_of_day: bool = False) -> datetime | None:
         start = datetime.combine(value, time(0), UTC)
         return start + timedelta(days=1) if end_of_day else start
     raise MemoryFileError(f"not a date: {value!r}")
-
-
-def format_time(moment: datetime) -> str:
-    """Return the ISO form memoryd writes: UTC, second precision, `Z` suffix."""
-    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _first_heading(body: str) -> str:

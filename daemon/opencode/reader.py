@@ -14,9 +14,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from daemon.capture.distill.base import SessionInfo
-
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One OpenCode session as the reader sees it."""
+
+    id: str
+    title: str
+    directory: str
+    project_id: str
+    parent_id: str | None
+    time_created: int  # epoch ms
+    time_updated: int  # epoch ms, highest over the session's own row
+    message_count: int = 0
 
 # Columns memoryd cannot work without, and the OpenCode release that added them.
 REQUIRED: dict[str, tuple[str, ...]] = {

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from daemon.capture.notes import iso
 from daemon.config import Paths, Settings
 from daemon.logs import get_logger
-
+from daemon.timefmt import iso
 
 MODEL_RETRY_S = 300.0  # how long a stop other than the budget keeps the model alone
 

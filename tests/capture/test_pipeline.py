@@ -13,7 +13,7 @@ import frontmatter
 import pytest
 from click.testing import CliRunner
 
-from daemon.capture.distill.base import DistillError, SECTIONS
+from daemon.capture.distill.base import SECTIONS, DistillError
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.pipeline import Capture, PassOptions
 from daemon.cli.main import cli
@@ -299,8 +299,8 @@ def test_cli_missing_database_explains(home):
     ["../../etc/passwd", "a/b\\c", "\x00\x1b[31mred\n", "..", "", "部署脚本" * 40, "x" * 500, "CON: *?<>|"],
 )
 def test_note_file_names_are_safe_whatever_the_title(title):
-    from daemon.capture.distill.base import SessionInfo
     from daemon.capture.notes import note_filename
+    from daemon.opencode.reader import SessionInfo
 
     name = note_filename(SessionInfo("ses_abcDEF123", title, "/w", "p", None, 1_796_030_691_032, 1, 1))
     assert "/" not in name and "\\" not in name and not name.startswith(".")

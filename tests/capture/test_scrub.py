@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from daemon.capture.scrub import find_secrets, looks_secret, redact
+from daemon.scrub import find_secrets, looks_secret, redact
 
 SECRETS = [
     ("openai_key", "key sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk here", "sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk"),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from daemon.capture.distill.base import SessionInfo
 from daemon.capture.transcript import Limits, build_transcript
-from daemon.opencode.reader import MessageRow, OpenCodeReader, PartRow, SessionRows
+from daemon.opencode.reader import MessageRow, OpenCodeReader, PartRow, SessionInfo, SessionRows
 
 SESSION = SessionInfo("ses_x", "Title", "/w", "p", None, 1, 2, 2)
 

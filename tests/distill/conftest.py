@@ -12,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from daemon.capture.distill.base import Entry, SessionInfo, Transcript
+from daemon.capture.distill.base import Entry, Transcript
 from daemon.config import LLMSettings
+from daemon.opencode.reader import SessionInfo
 from daemon.state import StateDB
 
 FAKE_KEY = "sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn7"

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from daemon.opencode.reader import SessionInfo
 
 EntryKind = Literal["text", "reasoning", "tool", "mention"]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """One OpenCode session as the reader sees it."""
-
-    id: str
-    title: str
-    directory: str
-    project_id: str
-    parent_id: str | None
-    time_created: int  # epoch ms
-    time_updated: int  # epoch ms, highest over the session's own row
-    message_count: int = 0
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
-from daemon.capture.scrub import redact
+from daemon.scrub import redact
 
 log = structlog.get_logger(__name__)
 

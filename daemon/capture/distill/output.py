@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from daemon.capture.distill.base import SECTIONS, DistillError
-from daemon.capture.scrub import redact
+from daemon.scrub import redact
 
 MIN_NOTE_CHARS = 20  # content under the headings; less than this is not a note
 SUMMARY_CHARS = 160

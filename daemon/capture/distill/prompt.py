@@ -7,7 +7,7 @@ version is recorded per note, and notes made with another version count as stale
 from __future__ import annotations
 
 from daemon.capture.distill.base import SECTIONS, Transcript
-from daemon.capture.scrub import redact
+from daemon.scrub import redact
 
 PROMPT_VERSION = "v1"
 
