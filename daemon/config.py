@@ -106,6 +106,19 @@ class ServiceSettings(_Section):
     watchdog_s: float = Field(0, ge=0, description="Keep-alive period; 0: from WATCHDOG_USEC")
 
 
+class InjectSettings(_Section):
+    enabled: bool = Field(True, description="Give every OpenCode session its memory block (the plugin asks; false: nothing is injected)")
+    inventory_chars: int = Field(1200, ge=0, le=20000, description="Budget of the memory inventory, in characters")
+    recall_k: int = Field(3, ge=0, le=20, description="Memories shown for the first prompt (0: none)")
+    recall_chars: int = Field(1200, ge=0, le=20000, description="Budget of those previews, in characters")
+    skip_projects: list[str] = Field(
+        default_factory=list, description="Worktrees whose sessions get no memory block (~ expands)"
+    )
+    plugin_timeout_ms: int = Field(
+        800, ge=50, le=10000, description="How long the OpenCode plugin waits for the daemon before going on without memory"
+    )
+
+
 class LogSettings(_Section):
     level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level")
     max_bytes: int = Field(5_000_000, ge=10_000, description="Rotate the log file at this size")
@@ -130,6 +143,7 @@ class Settings(BaseSettings):
     sweep: SweepSettings = Field(default_factory=SweepSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
+    inject: InjectSettings = Field(default_factory=InjectSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

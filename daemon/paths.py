@@ -45,6 +45,11 @@ class Paths:
     def lock_file(self) -> Path:
         return self.state_dir / "memoryd.lock"
 
+    @property
+    def socket_file(self) -> Path:
+        """Where `memoryd run` answers the OpenCode plugin (context, idle sessions)."""
+        return self.state_dir / "memoryd.sock"
+
 
 def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
     value = env.get(name)

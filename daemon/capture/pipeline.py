@@ -55,6 +55,9 @@ class PassOptions:
     # Compare every session's newest row with its record instead of trusting the
     # watermark probes: catches edits to old rows that left the session row alone.
     full_scan: bool = False
+    # Sessions OpenCode said went idle (the plugin tells the daemon): done for now, so
+    # they are distilled without settling; a later write makes them settle as usual.
+    idle: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -118,7 +121,7 @@ def plan_session(
     upgrades_allowed: bool,
 ) -> Action:
     """Decide, from data alone, what a pass does with one session."""
-    if now_ms - info.time_updated < settle_ms:
+    if now_ms - info.time_updated < settle_ms and info.id not in options.idle:
         return Action.SETTLING
     if record is None or must_redo(record, options, identity, upgrades_allowed):
         return Action.BUILD
@@ -198,6 +201,7 @@ class Capture:
             ids = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
             upgrades = self.identity.distiller != "extractive" and self.hold is None
             ids |= set(self.state.ids_to_revisit(upgrades=upgrades, stopped=self.hold is None))
+            ids |= options.idle
             if options.redistill_stale:
                 ids |= {r.session_id for r in self.state.records("distilled") if is_stale(r, self.identity)}
             infos = self.reader.sessions(sorted(ids))

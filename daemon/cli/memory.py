@@ -198,6 +198,9 @@ def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, proj
 )
 @click.option("--description", help="One line for index.md (default: the body's first sentence).")
 @click.option("--global", "is_global", is_flag=True, help="Save to the global tree instead of this project's.")
+@click.option(
+    "--hard-rule", is_flag=True, help="A rule every session must follow: listed in ROOT.md and in every session's block."
+)
 @_project_option
 @_json_option
 @click.argument("body")
@@ -210,6 +213,7 @@ def remember(
     expires: str | None,
     description: str | None,
     is_global: bool,
+    hard_rule: bool,
     project: Path | None,
     as_json: bool,
     body: str,
@@ -226,6 +230,7 @@ def remember(
           "SQLite runs in WAL so concurrent sessions do not queue."
       git log -1 --format=%B | memoryd remember -k lesson -t "Pin pnpm in CI" -
       memoryd remember -k fact -t "CI runner down" --expires 2d --global "Use the backup runner."
+      memoryd remember -k rule -t "Never push to main" --hard-rule "Open a PR; CI must pass."
     """
     from daemon.memory.commands import remember as run_remember
 
@@ -243,6 +248,7 @@ def remember(
             expires=expires,
             description=description,
             scope="global" if is_global else "project",
+            hard_rule=hard_rule,
         )
     memory = result.memory
     if as_json:

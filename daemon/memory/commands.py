@@ -285,6 +285,7 @@ def remember(
     expires: str | None = None,
     description: str | None = None,
     scope: Literal["project", "global"] = "project",
+    hard_rule: bool = False,
 ) -> RememberResult:
     """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place.
 
@@ -331,6 +332,8 @@ def remember(
         changes["tags"] = list(clean_tags)
     if expiry is not None:
         changes["expires"] = expiry
+    if hard_rule:
+        changes["hard_rule"] = True  # listed in ROOT.md and given to every session
 
     moved_from: Path | None = None
     if existing is None:

@@ -305,6 +305,10 @@ class SearchIndex:
             (root.key, root.scope, time.time()),
         )
 
+    def data_version(self) -> int:
+        """A number that moves whenever any connection, in any process, commits a change."""
+        return self._db.execute("PRAGMA data_version").fetchone()[0]
+
     def known_roots(self) -> list[MemoryRoot]:
         """Return every root this index has seen (existing or not)."""
         return [MemoryRoot(Path(p), s) for p, s in self._db.execute("SELECT path, scope FROM root ORDER BY path")]
@@ -666,10 +670,13 @@ class SearchIndex:
         keep_global_hard_rules: bool = True,
         limit: int | None = None,
         lessons_first: bool = False,
+        listed_only: bool = False,
+        hard_rules: bool = False,
     ) -> list[Memory]:
         """Return the live memories a caller with these roots sees, newest first.
 
-        `lessons_first` puts kind "lesson" ahead of everything else (the inventory order).
+        `lessons_first` puts kind "lesson" ahead of everything else (the inventory order);
+        `listed_only` keeps those with scenarios or a hard rule, `hard_rules` the hard rules.
         """
         if not roots:
             return []
@@ -677,6 +684,10 @@ class SearchIndex:
         if kind is not None:
             where += " AND d.kind = ? COLLATE NOCASE"
             params.append(kind)
+        if hard_rules:
+            where += " AND d.hard_rule = 1"
+        elif listed_only:
+            where += " AND (d.hard_rule = 1 OR d.scenarios != '[]')"
         order = "d.sort_ts DESC, d.title_key, d.path"
         if lessons_first:
             order = "(d.kind = 'lesson' COLLATE NOCASE) DESC, " + order

@@ -77,8 +77,11 @@ class Jobs:
             self._data_version = None
         return self._capture
 
-    def capture(self, full: bool = False) -> CaptureResult | None:
-        """Run a capture pass if anything can have changed; None when there is no source."""
+    def capture(self, full: bool = False, idle: frozenset[str] = frozenset()) -> CaptureResult | None:
+        """Run a capture pass if anything can have changed; None when there is no source.
+
+        `idle`: sessions OpenCode said went idle; they are distilled without settling.
+        """
         capture = self._open_capture()
         if capture is None:
             return None
@@ -89,12 +92,12 @@ class Jobs:
         holding = capture.hold is not None
         version = capture.reader.data_version()
         quiet = not self.state.ids_to_revisit(upgrades=False, stopped=not holding)
-        if not full and version == self._data_version and quiet:
+        if not full and not idle and version == self._data_version and quiet:
             return CaptureResult(self._hold_remaining(now), False)  # nothing committed since the last pass
         self._data_version = version
         from daemon.capture.pipeline import PassOptions
 
-        report = capture.run_pass(PassOptions(full_scan=full))
+        report = capture.run_pass(PassOptions(full_scan=full, idle=idle))
         if report.stop_reason and capture.hold is None:
             self._hold(capture, report.stop_reason, report.stop_message, now)
         recheck = self._hold_remaining(now)

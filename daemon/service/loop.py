@@ -121,6 +121,9 @@ class Daemon:
         self._jobs_ready = threading.Event()
         self._watch_lock = threading.Lock()  # the worker and the scheduler both add watches
         self._reload = threading.Event()
+        self._idle: set[str] = set()  # sessions OpenCode said went idle, for the next pass
+        self._idle_lock = threading.Lock()
+        self._socket: Any = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -144,6 +147,7 @@ class Daemon:
     def _serve(self) -> int:
         self.log.info("daemon.starting", pid=os.getpid(), db=str(self.paths.opencode_db))
         self._start()
+        self._start_socket()
         try:
             # Sleep until a signal, or the next watchdog ping when systemd asks for them:
             # an idle daemon wakes up for nothing else (each wake-up costs CPU time).
@@ -178,6 +182,8 @@ class Daemon:
         self.queue.mark(RECONCILE)
 
     def _shutdown(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
         self.queue.close()
         if self.jobs is not None:
             self.jobs.request_stop()
@@ -219,11 +225,35 @@ class Daemon:
                                  hint="the busy worker finishes its item, then ends on its own")
         self._stop_scheduler()
         self._stop_watchers()
+        moved = paths.socket_file != self.paths.socket_file
         self.settings, self.paths = settings, paths
         self.queue = WorkQueue()
         self._start()
+        if moved:
+            self._socket.close()
+            self._start_socket()
         self.notifier.ready()
         self.log.info("daemon.reloaded")
+
+    # -- the plugin's socket ---------------------------------------------------------
+
+    def _start_socket(self) -> None:
+        from daemon.service.context_server import ContextServer
+
+        self._socket = ContextServer(lambda: (self.settings, self.paths), self.session_idle)
+        self._socket.start(self.paths.socket_file)
+
+    def session_idle(self, session_id: str) -> None:
+        """OpenCode says a session went idle: write its note now, not after settle_seconds."""
+        with self._idle_lock:
+            self._idle.add(session_id)
+        self.log.info("session.idle", session_id=session_id)
+        self.queue.mark(CAPTURE)
+
+    def _take_idle(self) -> frozenset[str]:
+        with self._idle_lock:
+            idle, self._idle = frozenset(self._idle), set()
+        return idle
 
     # -- the worker ---------------------------------------------------------------
 
@@ -259,7 +289,7 @@ class Daemon:
 
     def _do(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
         if kind in (CAPTURE, RECONCILE):
-            result = jobs.capture(full=kind == RECONCILE)
+            result = jobs.capture(full=kind == RECONCILE, idle=self._take_idle())
             if result is not None:
                 if result.recheck_in is not None:
                     # A session is settling: look again when it should have gone quiet,

@@ -1,0 +1,57 @@
+"""`memoryd context`: exactly what an OpenCode session in a folder would be given.
+
+The OpenCode plugin runs `memoryd context --json` once per session when no daemon
+answers on its socket, so this command stays as light as `memoryd recall`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from daemon.cli.context import AppContext
+from daemon.cli.memory import _workspace, memory_errors
+
+
+@click.command()
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The session's folder (default: the current one); its git worktree is the project.",
+    metavar="DIR",
+)
+@click.option("--prompt", default="", help="The session's first prompt: adds the memories most relevant to it.")
+@click.option("--json", "as_json", is_flag=True, help="Print what the plugin reads: block, generation, compaction text.")
+@click.pass_obj
+def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool) -> None:
+    """Show the memory block a new OpenCode session in DIR is given.
+
+    The block holds the hard rules (global and project), the project's routing, an
+    inventory of memories (lessons and gotchas first, then newest; project before
+    global) and, with --prompt, previews of the memories most relevant to it. It is
+    fenced as reference data and byte-identical while the trees do not change.
+    Budgets and the per-project opt-out are in the config's [inject] section.
+
+    \b
+    Examples:
+      memoryd context
+      memoryd context --dir ~/src/shop --prompt "why does the deploy fail?"
+      memoryd context --json | jq .chars
+    """
+    from daemon.memory.context import context_payload
+
+    with memory_errors():
+        ws = _workspace(app, directory, reading=True)
+        with ws:
+            payload = context_payload(ws, app.settings.inject, directory or Path.cwd(), prompt, datetime.now(UTC))
+    if as_json:
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    elif not payload["enabled"]:
+        click.echo(f"No memory block: {payload['reason']}.")
+    else:
+        click.echo(payload["block"])
+        click.echo(f"({payload['chars']} characters, generation {payload['generation']})", err=True)

@@ -1,0 +1,224 @@
+"""The daemon's unix socket: HTTP/JSON for the OpenCode plugin, in the state folder (0600).
+
+    GET  /context?dir=DIR&prompt=TEXT   the session block (see daemon.memory.context)
+    POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
+    GET  /health                         {"ok": true, "pid": …}
+
+Requests are answered on their own threads from the search index (one read connection
+per thread), never through the worker's queue, so a long capture pass cannot stall a
+session's start. Answers are cached until the index changes (any process's commit moves
+SQLite's `data_version`), which keeps a repeated request well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from daemon.config import Paths, Settings
+from daemon.logs import get_logger
+
+CACHE_ENTRIES = 256
+MAX_BODY = 64 * 1024  # an idle notice is a few dozen bytes
+MAX_PROMPT = 8000  # only the start of a prompt is searched anyway
+SESSION_ID_CHARS = 200
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+
+class ContextServer:
+    """Serves context and idle notices on `paths.socket_file` until `close()`."""
+
+    def __init__(
+        self,
+        settings: Callable[[], tuple[Settings, Paths]],
+        on_idle: Callable[[str], None],
+    ) -> None:
+        self._settings = settings
+        self._on_idle = on_idle
+        self.log = get_logger("memoryd.socket")
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+        self._cache_version: tuple | None = None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.path: Path | None = None
+
+    # -- life cycle ---------------------------------------------------------------
+
+    def start(self, path: Path) -> bool:
+        """Listen on `path` (mode 0600); False, with a warning, when that cannot be done."""
+        try:
+            if path.is_socket():
+                path.unlink()  # left by a daemon that died: the instance lock says none runs
+            old_umask = os.umask(0o177)  # the socket is born 0600: no window for others
+            try:
+                server = _Server(str(path), _handler(self))
+            finally:
+                os.umask(old_umask)
+        except OSError as exc:
+            self.log.warning(
+                "socket.unavailable", path=str(path), error=str(exc),
+                hint="sessions still get memory: the plugin runs `memoryd context` instead",
+            )
+            return False
+        self._server, self.path = server, path
+        self._thread = threading.Thread(target=server.serve_forever, name="memoryd-socket", daemon=True)
+        self._thread.start()
+        self.log.info("socket.listening", path=str(path))
+        return True
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+
+    # -- answers ------------------------------------------------------------------
+
+    def _index(self) -> Any:
+        """This thread's read connection to the search index."""
+        from daemon.memory.index import SearchIndex
+
+        settings, paths = self._settings()
+        index = getattr(self._local, "index", None)
+        if index is None or index.db_path != paths.index_db:
+            index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+            self._local.index = index
+            with self._lock:
+                self._connections.append(index)
+        return index
+
+    def context(self, directory: str | None, prompt: str) -> dict[str, Any]:
+        """The payload for a session in `directory` with this first prompt."""
+        from daemon.memory.commands import open_workspace
+        from daemon.memory.context import context_payload
+
+        settings, paths = self._settings()
+        index = self._index()
+        version = (index.data_version(), id(settings))
+        key = (directory, prompt)
+        with self._lock:
+            if version != self._cache_version:
+                self._cache.clear()
+                self._cache_version = version
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        where = Path(directory) if directory else None
+        ws = open_workspace(settings, paths, where, index=index)
+        ws.trust_index = True  # the daemon keeps the trees it watches indexed
+        payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC))
+        with self._lock:
+            if version == self._cache_version:
+                self._cache[key] = payload
+                while len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
+        return payload
+
+    def idle(self, session_id: str) -> None:
+        self._on_idle(session_id)
+
+
+def _handler(server: ContextServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 5  # a client that opens a connection and says nothing
+
+        def address_string(self) -> str:  # unix sockets have no peer address
+            return "unix"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
+            server.log.debug("socket.request", line=format % args)
+
+        def _reply(self, status: int, data: dict[str, Any]) -> None:
+            body = json.dumps(data, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            url = urlsplit(self.path)
+            if url.path == "/health":
+                self._reply(200, {"ok": True, "pid": os.getpid()})
+                return
+            if url.path != "/context":
+                self._reply(404, {"error": f"no such endpoint {url.path!r}: GET /context, POST /idle"})
+                return
+            query = parse_qs(url.query)
+            directory = query.get("dir", [""])[0] or None
+            prompt = query.get("prompt", [""])[0][:MAX_PROMPT]
+            if directory is not None and not os.path.isabs(directory):
+                self._reply(400, {"error": "dir must be an absolute path"})
+                return
+            try:
+                payload = server.context(directory, prompt)
+            except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
+                server.log.exception("socket.context_failed", dir=directory, error=str(exc))
+                self._reply(500, {"error": f"context failed: {exc}"})
+                return
+            self._reply(200, payload)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            if urlsplit(self.path).path != "/idle":
+                self._reply(404, {"error": f"no such endpoint {self.path!r}: GET /context, POST /idle"})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= MAX_BODY:
+                self._reply(400, {"error": "send a JSON body {\"session_id\": …}"})
+                return
+            try:
+                data = json.loads(self.rfile.read(length))
+                session_id = data["session_id"]
+            except (ValueError, KeyError, TypeError):
+                self._reply(400, {"error": "the body must be JSON {\"session_id\": \"ses_…\"}"})
+                return
+            if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_CHARS:
+                self._reply(400, {"error": "session_id must be a non-empty string"})
+                return
+            server.idle(session_id)
+            self._reply(202, {"ok": True})
+
+    return Handler
+
+
+def request(path: Path, method: str, target: str, body: dict[str, Any] | None = None, timeout: float = 2.0) -> tuple[int, dict[str, Any]]:
+    """One HTTP/JSON request over the unix socket (for `status` and tests)."""
+    payload = json.dumps(body).encode() if body is not None else b""
+    head = f"{method} {target} HTTP/1.1\r\nHost: memoryd\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        sock.sendall(head.encode() + payload)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    header, _, content = raw.partition(b"\r\n\r\n")
+    status = int(header.split(b" ", 2)[1])
+    return status, json.loads(content or b"{}")
