@@ -1,0 +1,111 @@
+"""`memoryd opencode install|uninstall|status`: the OpenCode plugin and MCP entry.
+
+Planning and file formats live in daemon.opencode.install; this module prints.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from daemon.cli.context import EXIT_FAILED, AppContext
+
+
+def _command(app: AppContext) -> list[str]:
+    """How OpenCode starts this memoryd: this interpreter, so the right install is used."""
+    command = [sys.executable, "-m", "daemon"]
+    if app.config_path is not None:
+        command += ["--config", str(app.config_path.resolve())]
+    return command
+
+
+@click.group()
+def opencode() -> None:
+    """Make memory arrive in every OpenCode session by itself.
+
+    `install` writes memoryd's plugin into OpenCode's global plugins/ folder and adds
+    the `memoryd` MCP server (recall, remember, forget, inspect tools) to OpenCode's
+    global config, merging into what is there. The plugin gives each session the
+    block `memoryd context` shows, turns compaction into a save point, and tells the
+    daemon when a session goes idle so its note is written at once.
+
+    \b
+    Examples:
+      memoryd opencode install --dry-run
+      memoryd opencode install
+      memoryd opencode status
+      memoryd opencode uninstall
+    """
+
+
+def _run(plan, dry_run: bool) -> None:  # noqa: ANN001 - daemon.opencode.install.Plan
+    for line in plan.describe():
+        click.echo(("would " if dry_run and not line.startswith(("unchanged", "/")) else "") + line)
+    if not dry_run:
+        plan.apply()
+    if plan.manual:
+        raise SystemExit(EXIT_FAILED)
+
+
+@opencode.command()
+@click.option("--dry-run", is_flag=True, help="Show what would be written; change nothing.")
+@click.pass_obj
+def install(app: AppContext, dry_run: bool) -> None:
+    """Install the plugin and the MCP entry (safe to run again: it updates them)."""
+    from daemon.opencode.install import config_dir, plan_install
+
+    plan = plan_install(config_dir(), _command(app), app.paths.socket_file)
+    _run(plan, dry_run)
+    if not dry_run:
+        click.echo("Done. New OpenCode sessions get memory; see it with `memoryd context`.")
+        click.echo("Keep the daemon running (`memoryd service install`) so notes are written as sessions end.")
+
+
+@opencode.command()
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+def uninstall(dry_run: bool) -> None:
+    """Remove memoryd's plugin and MCP entry from OpenCode (memories stay)."""
+    from daemon.opencode.install import config_dir, plan_uninstall
+
+    _run(plan_uninstall(config_dir()), dry_run)
+
+
+@opencode.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool) -> None:
+    """Say whether the plugin and MCP entry are installed and current."""
+    from daemon.opencode.install import config_dir, install_status
+
+    state = install_status(config_dir())
+    if as_json:
+        click.echo(json.dumps({
+            "plugin": str(state.plugin), "plugin_version": state.plugin_version,
+            "current_version": state.current_version, "outdated": state.plugin_outdated,
+            "mcp_registered": state.mcp_registered, "config": str(state.config),
+        }))  # fmt: skip
+        return
+    for line in describe_install(state):
+        click.echo(line)
+    if not state.plugin_installed or state.plugin_outdated or not state.mcp_registered:
+        raise SystemExit(EXIT_FAILED)
+
+
+def describe_install(state) -> list[str]:  # noqa: ANN001 - daemon.opencode.install.InstallStatus
+    """Lines for `opencode status` and `memoryd status`, each saying what to do."""
+    if not state.plugin_installed:
+        plugin = f"plugin: not installed ({state.plugin}); run `memoryd opencode install`"
+    elif state.plugin_outdated:
+        plugin = (
+            f"plugin: {state.plugin_version} is older than this memoryd ({state.current_version}); "
+            "run `memoryd opencode install`"
+        )
+    else:
+        plugin = f"plugin: installed, current ({state.plugin})"
+    mcp = (
+        f"MCP server: registered in {state.config}"
+        if state.mcp_registered
+        else f"MCP server: not in {state.config}; run `memoryd opencode install`"
+    )
+    return [plugin, mcp]
