@@ -193,7 +193,9 @@ def render_relevant(
     for hit in result.hits:
         memory = hit.memory
         head = f"- [{_neutral(memory.kind) or 'note'}] {_neutral(memory.title)} ({_day(memory)}, id {memory.id}): "
-        lines.append(_clip(head + _neutral(hit.preview), each))
+        # Headings would read as structure of the block itself: keep their words only.
+        preview = re.sub(r"(?m)^#+\s*", "", hit.preview)
+        lines.append(_clip(head + _neutral(preview), each))
         ids.append(memory.id)
     return "\n".join(lines), tuple(ids)
 
