@@ -305,10 +305,6 @@ class SearchIndex:
             (root.key, root.scope, time.time()),
         )
 
-    def data_version(self) -> int:
-        """A number that moves whenever any connection, in any process, commits a change."""
-        return self._db.execute("PRAGMA data_version").fetchone()[0]
-
     def known_roots(self) -> list[MemoryRoot]:
         """Return every root this index has seen (existing or not)."""
         return [MemoryRoot(Path(p), s) for p, s in self._db.execute("SELECT path, scope FROM root ORDER BY path")]

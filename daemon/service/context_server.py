@@ -6,8 +6,9 @@
 
 Requests are answered on their own threads from the search index (one read connection
 per thread), never through the worker's queue, so a long capture pass cannot stall a
-session's start. Answers are cached until the index changes (any process's commit moves
-SQLite's `data_version`), which keeps a repeated request well under a millisecond.
+session's start. Answers are cached until the index changes (any commit, by any thread or
+process, moves SQLite's `data_version` on a connection that never writes), which keeps a
+repeated request well under a millisecond.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import os
 import socket
 import socketserver
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -37,6 +39,7 @@ SESSION_ID_CHARS = 200
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = 128  # many sessions starting at once must not see EAGAIN
 
 
 class ContextServer:
@@ -53,8 +56,11 @@ class ContextServer:
         self._local = threading.local()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
+        self._build = threading.Lock()
         self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
-        self._cache_version: tuple | None = None
+        self._cache_version: int | None = None
+        self._probe: sqlite3.Connection | None = None
+        self._probe_path: Path | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.path: Path | None = None
@@ -95,6 +101,10 @@ class ContextServer:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+        with self._build:
+            if self._probe is not None:
+                self._probe.close()
+                self._probe = None
 
     # -- answers ------------------------------------------------------------------
 
@@ -111,16 +121,28 @@ class ContextServer:
                 self._connections.append(index)
         return index
 
+    def _version(self, db_path: Path) -> int:
+        """The index's change counter, read on a connection that never writes, so that
+        every commit, by any thread or process, moves it (SQLite's `data_version`)."""
+        if self._probe is None or self._probe_path != db_path:
+            if self._probe is not None:
+                self._probe.close()
+            self._probe = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+            self._probe_path = db_path
+        return self._probe.execute("PRAGMA data_version").fetchone()[0]
+
     def context(self, directory: str | None, prompt: str) -> dict[str, Any]:
         """The payload for a session in `directory` with this first prompt."""
         from daemon.memory.commands import open_workspace
         from daemon.memory.context import context_payload
 
         settings, paths = self._settings()
-        index = self._index()
-        version = (index.data_version(), id(settings))
-        key = (directory, prompt)
-        with self._lock:
+        key = (directory, prompt, id(settings))
+        index = self._index()  # opened first: it creates the database the probe reads
+        # Misses are built one at a time: a first request for a tree indexes it, and
+        # a concurrent reader must not see that half done.
+        with self._build:
+            version = self._version(paths.index_db)
             if version != self._cache_version:
                 self._cache.clear()
                 self._cache_version = version
@@ -128,12 +150,11 @@ class ContextServer:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-        where = Path(directory) if directory else None
-        ws = open_workspace(settings, paths, where, index=index)
-        ws.trust_index = True  # the daemon keeps the trees it watches indexed
-        payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC))
-        with self._lock:
-            if version == self._cache_version:
+            where = Path(directory) if directory else None
+            ws = open_workspace(settings, paths, where, index=index)
+            ws.trust_index = True  # the daemon keeps the trees it watches indexed
+            payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC))
+            if self._version(paths.index_db) == version:  # nothing committed meanwhile
                 self._cache[key] = payload
                 while len(self._cache) > CACHE_ENTRIES:
                     self._cache.popitem(last=False)

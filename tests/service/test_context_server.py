@@ -1,0 +1,190 @@
+"""The daemon's unix socket for the OpenCode plugin: real sockets, real threads, a real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_settings
+from daemon.service.context_server import ContextServer, request
+from tests.conftest import OPENCODE_FIXTURE
+from tests.daemon.conftest import daemon, daemon_env, notify, wait_for  # noqa: F401 - fixtures
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a unix socket's path must stay under ~100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="mds-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def server(home, short_dir: Path) -> Iterator[tuple[ContextServer, Path, list[str]]]:
+    settings, paths = load_settings()
+    memory = paths.global_root / "lesson" / "wal.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("---\ntitle: Use WAL mode\nkind: lesson\nid: l1\n---\n\nReaders never wait.\n")
+    idle: list[str] = []
+    server = ContextServer(lambda: (settings, paths), idle.append)
+    path = short_dir / "memoryd.sock"
+    old = os.umask(0)  # the socket must be 0600 whatever the umask
+    try:
+        assert server.start(path)
+    finally:
+        os.umask(old)
+    yield server, path, idle
+    server.close()
+
+
+def context_target(prompt: str = "", directory: str = "/") -> str:
+    return "/context?" + urllib.parse.urlencode({"dir": directory, "prompt": prompt})
+
+
+def test_socket_is_private_and_removed_on_close(server) -> None:
+    srv, path, _ = server
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    srv.close()
+    assert not path.exists()
+
+
+def test_a_stale_socket_file_is_replaced(home, short_dir: Path) -> None:
+    settings, paths = load_settings()
+    path = short_dir / "memoryd.sock"
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # what a daemon killed with -9 leaves behind
+    srv = ContextServer(lambda: (settings, paths), lambda _: None)
+    try:
+        assert srv.start(path)
+        assert request(path, "GET", "/health")[0] == 200
+    finally:
+        srv.close()
+
+
+def test_concurrent_clients_get_the_same_answer(server) -> None:
+    _, path, _ = server
+    answers: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        for _ in range(10):
+            status, data = request(path, "GET", context_target("why WAL?"))
+            with lock:
+                answers.append((status, json.dumps(data, sort_keys=True)))
+
+    threads = [threading.Thread(target=client) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(answers) == 120
+    assert {status for status, _ in answers} == {200}
+    assert len({body for _, body in answers}) == 1
+    payload = json.loads(answers[0][1])
+    assert "Use WAL mode" in payload["block"] and payload["relevant"] == ["l1"]
+
+
+def raw(path: Path, data: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(str(path))
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_malformed_requests_get_clear_errors_and_the_server_goes_on(server) -> None:
+    _, path, idle = server
+    assert request(path, "GET", "/nope")[0] == 404
+    assert request(path, "POST", "/idle")[0] == 400  # no body
+    assert request(path, "POST", "/idle", {"session": "x"})[0] == 400
+    assert request(path, "POST", "/idle", {"session_id": 42})[0] == 400
+    assert request(path, "POST", "/idle", {"session_id": "x" * 500})[0] == 400
+    assert request(path, "GET", "/context?dir=relative/path")[0] == 400
+    assert b"400 - Bad request" in raw(path, b"\x00\xff garbage\r\n\r\n")
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(str(path))  # says nothing: must not hold up anyone else
+    try:
+        assert request(path, "GET", "/health")[0] == 200
+        assert request(path, "POST", "/idle", {"session_id": "ses_1"}) == (202, {"ok": True})
+    finally:
+        silent.close()
+    assert idle == ["ses_1"]
+
+
+def test_answers_follow_the_index_written_by_another_process(server, home) -> None:
+    srv, path, _ = server
+    first = request(path, "GET", context_target())[1]
+    subprocess.run(
+        [sys.executable, "-m", "daemon", "remember", "--global", "-k", "gotcha", "-t", "Tabs break the Makefile", "Use tabs."],
+        check=True, capture_output=True, env=os.environ.copy(),
+    )  # fmt: skip
+    second = request(path, "GET", context_target())[1]
+    assert "Tabs break the Makefile" in second["block"]
+    assert second["generation"] != first["generation"]
+
+
+def healthy(sock: Path) -> bool:
+    try:
+        return request(sock, "GET", "/health")[0] == 200
+    except OSError:  # not there yet, or a dead daemon's file
+        return False
+
+
+@pytest.fixture
+def short_home(home, short_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    """The state folder in a short path, so the daemon can bind its socket."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(short_dir))
+    return short_dir / "memoryd" / "memoryd.sock"
+
+
+def test_daemon_serves_the_socket_across_restarts_and_idle_writes_the_note(short_home: Path, home, daemon_env, daemon) -> None:
+    sock = short_home
+    db = home.opencode_db
+    db.parent.mkdir(parents=True)
+    shutil.copy(OPENCODE_FIXTURE / "opencode.db", db)
+    env = {**daemon_env, "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"], "MEMORYD_CAPTURE__SETTLE_SECONDS": "600"}
+    daemon.env = env
+    daemon.start()
+    wait_for(lambda: "daemon.ready" in daemon.output(), timeout=30, what="daemon.ready")
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert request(sock, "GET", "/health")[0] == 200
+
+    # A session written just now settles for 10 minutes, unless OpenCode says it is idle.
+    session = json.loads((OPENCODE_FIXTURE / "sessions.json").read_text())["deploy-pnpm"]["session"]
+    with sqlite3.connect(db) as conn:  # our copy, standing in for OpenCode writing
+        conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (int(time.time() * 1000), session))
+    wait_for(lambda: '"settling": 1' in daemon.output(), timeout=20, what="the session settling")
+    assert request(sock, "POST", "/idle", {"session_id": session})[0] == 202
+    wait_for(lambda: f'"session_id": "{session}", "event": "session.idle"' in daemon.output(), what="session.idle")
+    notes = home.config / "opencode" / "memory" / "sessions"
+    wait_for(lambda: any(session[-8:] in p.name for p in notes.glob("*.md")), timeout=20, what="the idle session's note")
+
+    assert daemon.stop() == 0
+    assert not sock.exists()
+    daemon.start()  # a new daemon serves again
+    wait_for(lambda: healthy(sock), timeout=30, what="the socket again")
+    daemon.proc.kill()  # kill -9 leaves the socket file behind …
+    daemon.proc.wait(10)
+    assert sock.exists()
+    daemon.start()  # … and the next daemon replaces it
+    wait_for(lambda: healthy(sock), timeout=30, what="the socket after kill -9")
+    assert daemon.stop() == 0
+    assert "Traceback" not in daemon.output()
