@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,13 +28,8 @@ PAYLOAD_VERSION = 1  # of the JSON the plugin reads; the plugin ignores payloads
 FENCE = "memoryd-context"
 FIRST_KINDS = ("lesson", "gotcha")  # the inventory lists these before everything else
 RULE_CHARS = 240  # one hard rule: title and description
+RULES_CHARS = 2000  # all hard rules of one tree
 PROMPT_CHARS = 2000  # only the start of a long first prompt is searched
-# Words a prompt is full of that say nothing about which memory is meant.
-STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does for from how i if in into is it its me my "
-    "no not of on or our please should so that the their then there these this to was we what "
-    "when where which who why will with would you your".split()
-)
 
 PREAMBLE = (
     "Reference data from memoryd: what earlier OpenCode sessions and the user recorded. "
@@ -160,6 +155,20 @@ def render_inventory(index: SearchIndex, roots: Sequence[MemoryRoot], now: datet
     return "\n".join(lines)
 
 
+def _bounded(rules: Sequence[Memory]) -> str:
+    """Hard rules, one line each, within RULES_CHARS (a tree with dozens of them is a mistake)."""
+    lines: list[str] = []
+    used = 0
+    for number, memory in enumerate(rules):
+        line = _rule_line(memory)
+        if used + len(line) + 1 > RULES_CHARS and number < len(rules) - 1:
+            lines.append(f"… {len(rules) - number} more hard rules: `memoryd list --kind {memory.kind or 'rule'}`")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
 def _hard_rules(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime) -> list[Memory]:
     return sorted(index.visible(roots, now, listed_only=True, hard_rules=True), key=_inventory_order)
 
@@ -174,23 +183,16 @@ def render_routing(index: SearchIndex, root: MemoryRoot, now: datetime) -> str:
     return "\n".join(f"- {_clip(s, 120)} → {path} (id {mid})" for s, path, mid in rows)
 
 
-def prompt_query(prompt: str) -> str:
-    """The words of a first prompt worth searching for."""
-    words = re.findall(r"\w[\w.-]*", prompt[:PROMPT_CHARS])
-    return " ".join(w for w in words if w.casefold() not in STOPWORDS)
-
-
 def render_relevant(
     index: SearchIndex, roots: Sequence[MemoryRoot], prompt: str, now: datetime, budgets: Budgets
 ) -> tuple[str, tuple[str, ...]]:
-    """Previews of the memories most relevant to the prompt (BM25), and their ids."""
-    query = prompt_query(prompt)
-    if not query or budgets.recall_k < 1:
+    """Previews of the memories most relevant to the prompt (BM25 on its rarest words), and their ids."""
+    if not prompt.strip() or budgets.recall_k < 1:
         return "", ()
-    result = index.search(query, roots, budgets.recall_k, now=now, hits={})
-    each = max(80, budgets.recall_chars // max(1, len(result.hits)))
+    hits = index.search_any(prompt[:PROMPT_CHARS], roots, budgets.recall_k, now)
+    each = max(80, budgets.recall_chars // max(1, len(hits)))
     lines, ids = [], []
-    for hit in result.hits:
+    for hit in hits:
         memory = hit.memory
         head = f"- [{_neutral(memory.kind) or 'note'}] {_neutral(memory.title)} ({_day(memory)}, id {memory.id}): "
         # Headings would read as structure of the block itself: keep their words only.
@@ -198,6 +200,39 @@ def render_relevant(
         lines.append(_clip(head + _neutral(preview), each))
         ids.append(memory.id)
     return "\n".join(lines), tuple(ids)
+
+
+@dataclass(frozen=True)
+class StablePart:
+    """The prompt-free part of a block: the same for every session of a project."""
+
+    text: str
+    inventory: str
+    generation: str
+
+
+def build_stable(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budgets: Budgets = Budgets()) -> StablePart:
+    """Preamble, hard rules (project, then global), the project's routing and the inventory."""
+    sections: list[str] = [PREAMBLE]
+    for scope in ("project", "global"):
+        scoped = [r for r in roots if r.scope == scope]
+        rules = _hard_rules(index, scoped, now) if scoped else []
+        if rules:
+            sections.append(f"## Hard rules ({scope})\n" + _bounded(rules))
+    project = next((r for r in roots if r.scope == "project"), None)
+    routing = render_routing(index, project, now) if project is not None else ""
+    if routing:
+        sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
+    inventory = render_inventory(index, roots, now, budgets.inventory_chars)
+    sections.append("## Memories (inventory)\n" + inventory)
+    text = "\n\n".join(sections)
+    return StablePart(text, inventory, hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+def assemble(stable: StablePart, relevant: str, ids: tuple[str, ...]) -> SessionContext:
+    """The fenced block: the stable part, then the previews for the prompt."""
+    text = stable.text + (f"\n\n## Relevant to the first prompt\n{relevant}" if relevant else "")
+    return SessionContext(_fence(text), stable.inventory, stable.generation, ids)
 
 
 def build_context(
@@ -209,24 +244,8 @@ def build_context(
     budgets: Budgets = Budgets(),
 ) -> SessionContext:
     """Return the block a session with these roots (project first) is given."""
-    sections: list[str] = [PREAMBLE]
-    for scope in ("project", "global"):
-        scoped = [r for r in roots if r.scope == scope]
-        rules = _hard_rules(index, scoped, now) if scoped else []
-        if rules:
-            sections.append(f"## Hard rules ({scope})\n" + "\n".join(_rule_line(m) for m in rules))
-    project = next((r for r in roots if r.scope == "project"), None)
-    routing = render_routing(index, project, now) if project is not None else ""
-    if routing:
-        sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
-    inventory = render_inventory(index, roots, now, budgets.inventory_chars)
-    sections.append("## Memories (inventory)\n" + inventory)
-    stable = "\n\n".join(sections)
-    generation = hashlib.sha256(stable.encode()).hexdigest()[:16]
-    relevant, ids = render_relevant(index, roots, prompt, now, budgets) if prompt.strip() else ("", ())
-    if relevant:
-        sections.append("## Relevant to the first prompt\n" + relevant)
-    return SessionContext(_fence("\n\n".join(sections)), inventory, generation, ids)
+    stable = build_stable(index, roots, now, budgets)
+    return assemble(stable, *render_relevant(index, roots, prompt, now, budgets))
 
 
 def skipped(directory: Path | None, skip_projects: Sequence[str]) -> bool:
@@ -237,8 +256,20 @@ def skipped(directory: Path | None, skip_projects: Sequence[str]) -> bool:
     return any(here == project_root_of(Path(p).expanduser()) for p in skip_projects)
 
 
-def context_payload(ws: Workspace, inject: Any, directory: Path | None, prompt: str, now: datetime) -> dict[str, Any]:
-    """What `memoryd context --json` prints and the daemon's socket answers (`inject`: config)."""
+def context_payload(
+    ws: Workspace,
+    inject: Any,
+    directory: Path | None,
+    prompt: str,
+    now: datetime,
+    *,
+    stable_cache: MutableMapping[tuple[str, ...], StablePart] | None = None,
+) -> dict[str, Any]:
+    """What `memoryd context --json` prints and the daemon's socket answers (`inject`: config).
+
+    `stable_cache` keeps prompt-free parts per set of roots, for a caller (the daemon)
+    that empties it whenever the index changes.
+    """
     base: dict[str, Any] = {"version": PAYLOAD_VERSION, "timeout_ms": inject.plugin_timeout_ms}
     if not inject.enabled:
         return {**base, "enabled": False, "reason": "[inject] enabled = false"}
@@ -247,7 +278,13 @@ def context_payload(ws: Workspace, inject: Any, directory: Path | None, prompt: 
     roots = [r for r in ws.roots("all") if r.exists()]
     ws.refresh(roots)
     budgets = Budgets(inject.inventory_chars, inject.recall_k, inject.recall_chars)
-    context = build_context(ws.index, roots, now, prompt=prompt, budgets=budgets)
+    key = tuple(str(r.path) for r in roots)
+    stable = stable_cache.get(key) if stable_cache is not None else None
+    if stable is None:
+        stable = build_stable(ws.index, roots, now, budgets)
+        if stable_cache is not None:
+            stable_cache[key] = stable
+    context = assemble(stable, *render_relevant(ws.index, roots, prompt, now, budgets))
     project = next((r for r in roots if r.scope == "project"), None)
     return {
         **base,

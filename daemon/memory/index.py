@@ -45,6 +45,7 @@ log = logging.getLogger("memoryd.memory.index")
 
 SCHEMA_VERSION = 3  # 3: previews skip a session note's provenance line
 PREVIEW_CHARS = 500
+MAX_TERM_SHARE = 0.2  # free-text search skips words held by more than this share of memories
 # Files parsed and written per transaction: keeps the write lock short for other processes.
 BATCH = 250
 # Field weights for BM25: a title hit counts most, then description and tags, then body.
@@ -222,6 +223,7 @@ class SearchIndex:
 
     def __init__(self, db_path: Path, busy_timeout_ms: int = 5000) -> None:
         self.db_path = Path(db_path)
+        self._vocab = False  # the temp fts5vocab table exists on this connection
         ensure_dir(self.db_path.parent)
         try:
             self._db = sqlite3.connect(
@@ -731,6 +733,33 @@ class SearchIndex:
             if found:
                 return SearchResult(found, mode, terms)
         return SearchResult([], "none", terms)
+
+    def search_any(self, text: str, scopes: Sequence[MemoryRoot], limit: int, now: datetime, max_terms: int = 6) -> list[Hit]:
+        """Return the best `limit` memories holding any of the rarest words of `text`.
+
+        For long free text (a session's first prompt): words that most memories hold say
+        nothing about which one is meant and make BM25 rank half the index, so only the
+        rarest few that occur at all are searched. No hit counters: the order is stable.
+        """
+        terms = tokenize.query_tokens(text)
+        if not terms or not scopes or limit < 1:
+            return []
+        counts = self._doc_counts(terms)
+        total = max(1, self._db.execute("SELECT count(*) FROM doc").fetchone()[0])
+        present = [t for t in terms if counts.get(t)]
+        telling = [t for t in present if counts[t] <= total * MAX_TERM_SHARE] or present
+        chosen = sorted(telling, key=lambda t: (counts[t], terms.index(t)))[:max_terms]
+        if not chosen:
+            return []
+        return self._ranked(" OR ".join(tokenize.quote(t) for t in chosen), scopes, limit, now, {})
+
+    def _doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories hold each term (FTS5's vocabulary, read through a temp table)."""
+        if not self._vocab:
+            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.doc_vocab USING fts5vocab(main, doc_fts, 'row')")
+            self._vocab = True
+        marks = ", ".join("?" * len(terms))
+        return dict(self._db.execute(f"SELECT term, doc FROM temp.doc_vocab WHERE term IN ({marks})", list(terms)))
 
     def _ranked(
         self,

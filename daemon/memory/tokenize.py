@@ -101,15 +101,15 @@ def query_tokens(query: str) -> list[str]:
     return list(seen)
 
 
-def _quote(token: str) -> str:
+def quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
 def strict_match(terms: list[str]) -> str:
     """Return an FTS5 expression matching documents that contain every term."""
-    return " ".join(_quote(t) for t in terms)
+    return " ".join(quote(t) for t in terms)
 
 
 def prefix_match(terms: list[str]) -> str:
     """Return an FTS5 expression matching documents with any term as a prefix."""
-    return " OR ".join(_quote(t) + "*" for t in terms)
+    return " OR ".join(quote(t) + "*" for t in terms)

@@ -59,6 +59,7 @@ class ContextServer:
         self._build = threading.Lock()
         self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
         self._cache_version: int | None = None
+        self._stable: dict[tuple[str, ...], Any] = {}  # prompt-free parts per set of roots
         self._probe: sqlite3.Connection | None = None
         self._probe_path: Path | None = None
         self._server: _Server | None = None
@@ -145,6 +146,7 @@ class ContextServer:
             version = self._version(paths.index_db)
             if version != self._cache_version:
                 self._cache.clear()
+                self._stable.clear()
                 self._cache_version = version
             cached = self._cache.get(key)
             if cached is not None:
@@ -153,8 +155,10 @@ class ContextServer:
             where = Path(directory) if directory else None
             ws = open_workspace(settings, paths, where, index=index)
             ws.trust_index = True  # the daemon keeps the trees it watches indexed
-            payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC))
-            if self._version(paths.index_db) == version:  # nothing committed meanwhile
+            payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable)
+            if self._version(paths.index_db) != version:  # a commit meanwhile: keep nothing
+                self._stable.clear()
+            else:
                 self._cache[key] = payload
                 while len(self._cache) > CACHE_ENTRIES:
                     self._cache.popitem(last=False)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from daemon.memory.commands import Workspace
-from daemon.memory.context import Budgets, build_context, context_payload, prompt_query
+from daemon.memory.context import Budgets, build_context, context_payload
 from daemon.memory.index import SearchIndex
 from daemon.memory.tree import MemoryRoot
 from tests.memory.conftest import NOW, write_memory
@@ -102,8 +102,13 @@ def test_cjk_prompts_find_their_memory(index: SearchIndex, trees: list[MemoryRoo
     assert build_context(index, trees, NOW, prompt=prompt).relevant_ids[0] == expected
 
 
-def test_stopwords_alone_find_nothing() -> None:
-    assert prompt_query("what is the and of it?") == ""
+def test_words_most_memories_hold_do_not_decide(index: SearchIndex, trees: list[MemoryRoot], project_root: MemoryRoot) -> None:
+    for n in range(12):
+        write_memory(project_root.path, f"fact/d{n}.md", f"title: Deploy fact {n}\nkind: fact\nid: d{n}", "the deploy ran")
+    index.sync_root(project_root)
+    context = build_context(index, trees, NOW, prompt="The deploy: what about the frozen lockfile?")
+    assert context.relevant_ids[0] == "p-lesson"
+    assert build_context(index, trees, NOW, prompt="zzz qqq").relevant_ids == ()
 
 
 def test_budgets_bound_the_inventory_and_the_previews(index: SearchIndex, trees: list[MemoryRoot], project_root: MemoryRoot) -> None:
@@ -155,3 +160,14 @@ def test_payload_respects_enabled_and_skip_projects(ws: Workspace, trees: list[M
 def test_global_only_caller_sees_global_memories(index: SearchIndex, trees: list[MemoryRoot], global_root: MemoryRoot) -> None:
     block = build_context(index, [global_root], NOW).block
     assert "Never print secrets" in block and "Never push to main" not in block and "routing" not in block
+
+
+def test_many_hard_rules_stay_within_their_budget(index: SearchIndex, trees: list[MemoryRoot], project_root: MemoryRoot) -> None:
+    from daemon.memory.context import RULES_CHARS
+
+    for n in range(40):
+        write_memory(project_root.path, f"rule/r{n:02}.md", f"title: Rule {n:02} {'x' * 80}\nkind: rule\nhard_rule: true\nid: r{n:02}")
+    index.sync_root(project_root)
+    block = build_context(index, trees, NOW).block
+    rules = block.split("## Hard rules (project)\n", 1)[1].split("\n\n", 1)[0]
+    assert len(rules) <= RULES_CHARS + 100 and "more hard rules" in rules.splitlines()[-1]

@@ -1,0 +1,226 @@
+"""Injection benchmark: what a session's memory block costs.
+
+    python bench/bench_inject.py [--memories 10000] [--requests 2000] [--cli-runs 10]
+
+With 10,000 memories (half global, half in one project) indexed, measures:
+
+1. the daemon's socket: `GET /context` p50/p95 for a session start (the same first prompt
+   again: the cached answer), for new prompts (a BM25 search each), and the first answer
+   after a tree changed (the whole block rebuilt);
+2. the fallback without a daemon: `memoryd context --json` wall time, process start included;
+3. the OpenCode plugin itself, under the Bun inside OpenCode (`BUN_BE_BUN=1`): the time a
+   cached `experimental.chat.system.transform` step adds;
+4. the idle notice: from `POST /idle` to the note on disk, with settle_seconds = 30.
+
+Targets (issue 9): socket p95 < 5 ms at 10,000 memories; fallback < 300 ms wall; a cached
+plugin step < 1 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_memory import pct, queries, write_tree  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "c"),
+        XDG_DATA_HOME=str(home / "d"),
+        XDG_STATE_HOME=str(home / "s"),
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+def ms(values: list[float]) -> str:
+    return f"p50 {statistics.median(values) * 1000:7.2f} ms   p95 {pct(values, 95) * 1000:7.2f} ms"
+
+
+def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
+    from daemon.config import load_settings
+    from daemon.service.context_server import ContextServer, request
+
+    os.environ.update(env_for(home))
+    settings, paths = load_settings()
+    server = ContextServer(lambda: (settings, paths), lambda _sid: None)
+    sock = home / "s" / "memoryd.sock"
+    server.start(sock)
+    first = queries(n, seed=3)
+
+    def get(prompt: str) -> float:
+        target = "/context?" + urllib.parse.urlencode({"dir": str(project), "prompt": prompt})
+        started = time.perf_counter()
+        status, _ = request(sock, "GET", target)
+        assert status == 200
+        return time.perf_counter() - started
+
+    start = time.perf_counter()
+    get("warm up")  # indexes nothing new: the trees were indexed before
+    print(f"first answer (cold connection)         {(time.perf_counter() - start) * 1000:7.2f} ms")
+    print(f"session start, same prompt again       {ms([get('why did the deploy fail') for _ in range(n)])}")
+    print(f"session start, a new prompt each       {ms([get(q) for q in first])}")
+    rebuilt = []
+    note = project / ".memory" / "lesson" / "bench-touch.md"
+    for i in range(20):
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"---\ntitle: Bench touch {i}\nkind: lesson\n---\nchanged {i}\n")
+        from daemon.memory.index import SearchIndex
+        from daemon.memory.tree import MemoryRoot
+
+        with SearchIndex(paths.index_db) as index:
+            index.update_file(note, MemoryRoot(project / ".memory", "project"))
+        rebuilt.append(get("why did the deploy fail"))
+    print(f"first answer after a tree changed      {ms(rebuilt)}")
+    server.close()
+    return sock
+
+
+def bench_fallback(home: Path, project: Path, runs: int) -> None:
+    env = env_for(home)
+    args = [sys.executable, "-m", "daemon", "context", "--json", "--dir", str(project), "--prompt", "deploy lockfile"]
+    subprocess.run(args, env=env, check=True, capture_output=True)  # settings cache, page cache
+    walls = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(args, env=env, check=True, capture_output=True)
+        walls.append(time.perf_counter() - started)
+    print(f"memoryd context --json (no daemon)     {ms(walls)}   ({runs} runs)")
+
+
+PLUGIN_BENCH = """
+const { MemorydPlugin } = await import(process.argv[2])
+const hooks = await MemorydPlugin({ directory: process.argv[3], worktree: process.argv[3], client: {} })
+const system = () => ["You are opencode, an agent.", "Environment: linux"]
+await hooks["chat.message"]({ sessionID: "ses_bench" }, { parts: [{ type: "text", text: "why did the deploy fail" }] })
+let t = performance.now()
+const out = { system: system() }
+await hooks["experimental.chat.system.transform"]({ sessionID: "ses_bench" }, out)
+const first = performance.now() - t
+if (!out.system[1].includes("<memoryd-context>")) throw new Error("no block injected")
+const n = Number(process.argv[4])
+t = performance.now()
+for (let i = 0; i < n; i++) {
+  const o = { system: system() }
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_bench" }, o)
+}
+console.log(JSON.stringify({ first, per_step: (performance.now() - t) / n }))
+"""
+
+
+def bench_plugin(home: Path, project: Path, sock: Path, steps: int) -> None:
+    from daemon.opencode.install import render_plugin
+    from daemon.service.context_server import ContextServer
+    from tests.e2e.opencode import opencode_binary
+
+    binary = opencode_binary()
+    if binary is None:
+        print("plugin step: skipped (run .ci/install-opencode for the Bun inside OpenCode)")
+        return
+    from daemon.config import load_settings
+
+    settings, paths = load_settings()
+    server = ContextServer(lambda: (settings, paths), lambda _sid: None)
+    server.start(sock)
+    plugin = home / "memoryd-plugin.js"
+    plugin.write_text(render_plugin([sys.executable, "-m", "daemon"], sock))
+    script = home / "bench-plugin.mjs"
+    script.write_text(PLUGIN_BENCH)
+    env = {**os.environ, "BUN_BE_BUN": "1"}
+    out = subprocess.run([str(binary), str(script), str(plugin), str(project), str(steps)],
+                         env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    server.close()
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"plugin: first step (fetch over socket) {data['first']:7.2f} ms")
+    print(f"plugin: cached step                    {data['per_step'] * 1000:7.2f} µs   ({steps} steps)")
+
+
+def bench_idle(home: Path) -> None:
+    """From `POST /idle` to the note, with a real daemon and settle_seconds = 30."""
+    import sqlite3
+
+    from daemon.service.context_server import request
+
+    fixture = REPO / "tests" / "fixtures" / "opencode-1.18.33"
+    db = home / "d" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(fixture / "opencode.db", db)
+    session = json.loads((fixture / "sessions.json").read_text())["deploy-pnpm"]["session"]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (int(time.time() * 1000), session))
+    env = {**env_for(home), "MEMORYD_CAPTURE__SETTLE_SECONDS": "30"}
+    log = (home / "daemon.out").open("wb")
+    daemon = subprocess.Popen([sys.executable, "-m", "daemon", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    sock = home / "s" / "memoryd" / "memoryd.sock"
+    notes = home / "c" / "opencode" / "memory" / "sessions"
+    try:
+        deadline = time.monotonic() + 60
+        while "daemon.ready" not in (home / "daemon.out").read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.perf_counter()
+        request(sock, "POST", "/idle", {"session_id": session})
+        while not any(session[-8:] in p.name for p in notes.glob("*.md")) and time.perf_counter() - started < 30:
+            time.sleep(0.005)
+        print(f"idle notice → note on disk             {(time.perf_counter() - started) * 1000:7.1f} ms (settle_seconds 30)")
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+        log.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--cli-runs", type=int, default=10)
+    parser.add_argument("--plugin-steps", type=int, default=10_000)
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="mdb-"))
+    try:
+        project = home / "p" / "shop"
+        (project / ".git").mkdir(parents=True)
+        half = args.memories // 2
+        write_tree(home / "c" / "opencode" / "memory", half, seed=1)
+        write_tree(project / ".memory", args.memories - half, seed=2)
+        os.environ.update(env_for(home))
+        from daemon.config import load_settings
+        from daemon.logs import setup_logging
+        from daemon.memory.index import SearchIndex
+
+        setup_logging(level="warning", log_file=None, stderr=True)
+        from daemon.memory.tree import MemoryRoot
+
+        settings, paths = load_settings()
+        started = time.perf_counter()
+        with SearchIndex(paths.index_db) as index:
+            index.sync_root(MemoryRoot(paths.global_root, "global"))
+            index.sync_root(MemoryRoot(project / ".memory", "project"))
+        print(f"{args.memories} memories indexed in {time.perf_counter() - started:.1f} s")
+        random.seed(5)
+        sock = bench_socket(home, project, args.requests)
+        bench_fallback(home, project, args.cli_runs)
+        bench_plugin(home, project, sock, args.plugin_steps)
+        bench_idle(Path(tempfile.mkdtemp(prefix="mdi-")))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
