@@ -35,6 +35,8 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
         "uptime_s": int(uptime.total_seconds()) if uptime else None,
     }
 
+    out["opencode"] = _opencode(paths, out["daemon"]["running"])
+
     newest = None
     try:
         with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
@@ -94,6 +96,29 @@ def _stale(settings: Settings, distilled: list[Any]) -> int:
     return sum(1 for r in distilled if is_stale(r, identity) and not r.needs_upgrade)
 
 
+def _opencode(paths: Paths, running: bool) -> dict[str, Any]:
+    """Is memoryd installed in OpenCode, and does the daemon answer the plugin?"""
+    from daemon.opencode.install import config_dir, describe_install, install_status
+    from daemon.service.context_server import request
+
+    state = install_status(config_dir())
+    answering = False
+    if running and paths.socket_file.exists():
+        try:
+            answering = request(paths.socket_file, "GET", "/health", timeout=1.0)[0] == 200
+        except OSError:
+            answering = False
+    return {
+        "plugin": str(state.plugin),
+        "plugin_installed": state.plugin_installed,
+        "plugin_outdated": state.plugin_outdated,
+        "mcp_registered": state.mcp_registered,
+        "socket": str(paths.socket_file),
+        "socket_answering": answering,
+        "lines": describe_install(state),
+    }
+
+
 def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[str, Any]:
     from daemon.capture.distill.budget import Budget
 
@@ -145,6 +170,10 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append(f"memoryd is running (pid {d['pid']}{up}).")
     else:
         lines.append("memoryd is not running. Start it with `memoryd run` or `memoryd service install`.")
+    oc = data["opencode"]
+    lines.extend(f"OpenCode {line}" for line in oc["lines"])
+    if d["running"] and oc["plugin_installed"] and not oc["socket_answering"]:
+        lines.append(f"  the daemon does not answer on {oc['socket']}: sessions fall back to `memoryd context`")
     src = data["source"]
     if src["ok"]:
         lines.append(f"OpenCode database: {data['paths']['opencode_db']} (newest row {src['newest_row'] or '—'})")

@@ -76,7 +76,7 @@ def uninstall(dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool) -> None:
     """Say whether the plugin and MCP entry are installed and current."""
-    from daemon.opencode.install import config_dir, install_status
+    from daemon.opencode.install import config_dir, describe_install, install_status
 
     state = install_status(config_dir())
     if as_json:
@@ -90,22 +90,3 @@ def status(as_json: bool) -> None:
         click.echo(line)
     if not state.plugin_installed or state.plugin_outdated or not state.mcp_registered:
         raise SystemExit(EXIT_FAILED)
-
-
-def describe_install(state) -> list[str]:  # noqa: ANN001 - daemon.opencode.install.InstallStatus
-    """Lines for `opencode status` and `memoryd status`, each saying what to do."""
-    if not state.plugin_installed:
-        plugin = f"plugin: not installed ({state.plugin}); run `memoryd opencode install`"
-    elif state.plugin_outdated:
-        plugin = (
-            f"plugin: {state.plugin_version} is older than this memoryd ({state.current_version}); "
-            "run `memoryd opencode install`"
-        )
-    else:
-        plugin = f"plugin: installed, current ({state.plugin})"
-    mcp = (
-        f"MCP server: registered in {state.config}"
-        if state.mcp_registered
-        else f"MCP server: not in {state.config}; run `memoryd opencode install`"
-    )
-    return [plugin, mcp]

@@ -210,3 +210,22 @@ def install_status(folder: Path) -> InstallStatus:
         # A JSONC file: look for the entry's name, since it cannot be parsed here.
         registered = f'"{SERVER_NAME}"' in config.path.read_text(encoding="utf-8", errors="replace")
     return InstallStatus(plugin, version, plugin_version(), registered, config.path)
+
+
+def describe_install(state: InstallStatus) -> list[str]:
+    """Lines for `opencode status` and `memoryd status`, each saying what to do."""
+    if not state.plugin_installed:
+        plugin = f"plugin: not installed ({state.plugin}); run `memoryd opencode install`"
+    elif state.plugin_outdated:
+        plugin = (
+            f"plugin: {state.plugin_version} is older than this memoryd ({state.current_version}); "
+            "run `memoryd opencode install`"
+        )
+    else:
+        plugin = f"plugin: installed, current ({state.plugin})"
+    mcp = (
+        f"MCP server: registered in {state.config}"
+        if state.mcp_registered
+        else f"MCP server: not in {state.config}; run `memoryd opencode install`"
+    )
+    return [plugin, mcp]

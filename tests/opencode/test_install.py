@@ -112,3 +112,13 @@ def test_the_plugin_is_valid_javascript(oc: Path, tmp_path: Path) -> None:
     module.write_text(plugin(oc).read_text())
     check = subprocess.run([node, "--check", str(module)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+def test_memoryd_status_says_whether_opencode_gets_memory(oc: Path) -> None:
+    before = run("status")
+    assert "OpenCode plugin: not installed" in before.output and "memoryd opencode install" in before.output
+    assert run("opencode", "install").exit_code == 0
+    after = run("status", "--json")
+    data = json.loads(after.output)["opencode"]
+    assert data["plugin_installed"] and data["mcp_registered"] and not data["plugin_outdated"]
+    assert "OpenCode plugin: installed, current" in run("status").output
