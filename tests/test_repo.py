@@ -20,4 +20,5 @@ def test_quick_start_is_two_commands():
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     commands = [line for block in re.findall(r"```sh\n(.*?)```", quick, re.S) for line in block.strip().splitlines()]
     assert len(commands) == 2
-    assert commands[0].endswith("memoryd distill") and "pytest" in commands[1]
+    assert "memoryd distill" in commands[0] and commands[0].endswith("memoryd opencode install")
+    assert "pytest" in commands[1]
