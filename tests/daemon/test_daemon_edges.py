@@ -111,11 +111,11 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
     class SlowFirstPass(Jobs):
         calls = 0
 
-        def capture(self, full=False):
+        def capture(self, full=False, idle=frozenset()):
             SlowFirstPass.calls += 1
             if SlowFirstPass.calls == 1:
                 release.wait(10)  # a long model call
-            return super().capture(full)
+            return super().capture(full, idle)
 
     settings, paths = load_settings()
     settings.service.shutdown_timeout_s = 0.2
