@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
+from tests.secrets_catalogue import CATALOGUE
 
 
 @pytest.fixture
@@ -54,6 +55,14 @@ def test_a_credential_is_refused_with_its_own_exit_code(run, worktree):
     result = run("remember", "-k", "fact", "-t", "Key", "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234")
     assert result.exit_code == 3
     assert "refusing to save" in result.output and "sk-proj" not in result.output
+    assert not (worktree / ".memory").exists()
+
+
+@pytest.mark.parametrize("case", CATALOGUE, ids=[f"{c.kind}-{i}" for i, c in enumerate(CATALOGUE)])
+def test_remember_refuses_every_format_the_scrubber_knows(run, worktree, case):
+    result = run("remember", "-k", "fact", "-t", "Credentials", "-", input=case.text)
+    assert result.exit_code == 3, result.output
+    assert not any(value in result.output for value in case.values)
     assert not (worktree / ".memory").exists()
 
 
