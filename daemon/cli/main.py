@@ -90,8 +90,14 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     It turns every OpenCode session into a short Markdown note, keeps your memory
     trees compiled and searchable, and lets you and your agents recall them.
     """
+    import os
+
     from daemon.cli.context import AppContext, install_cli_logging
 
+    # Whatever memoryd creates (SQLite files and their -wal/-shm, logs, folders) is
+    # private whatever the user's umask; restored when the command ends (tests run many).
+    previous = os.umask(0o077)
+    ctx.call_on_close(lambda: os.umask(previous))
     install_cli_logging()
     ctx.obj = AppContext(config_path)
 
