@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "service": "daemon.cli.service:service",
     "logs": "daemon.cli.logs:logs",
     "mcp": "daemon.cli.mcp:mcp",
+    "config": "daemon.cli.config:config",
 }
 
 # One line each for `memoryd --help`, so listing commands imports nothing.
@@ -47,6 +48,7 @@ SUMMARIES: dict[str, str] = {
     "service": "Install, remove or check the login service.",
     "logs": "Show (and follow) memoryd's log.",
     "mcp": "Serve memory tools to OpenCode and other MCP clients (stdio).",
+    "config": "Print the example configuration, or check yours.",
 }
 
 
@@ -73,7 +75,7 @@ class LazyGroup(click.Group):
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="Start with `memoryd distill`, then `memoryd service install`. "
-    "Configuration: ~/.config/memoryd/config.toml (see config.example.toml).",
+    "Configuration: ~/.config/memoryd/config.toml (`memoryd config example` prints every key).",
 )
 @click.option(
     "--config",
