@@ -115,6 +115,9 @@ def _run_with_progress(capture, options):
         return capture.run_pass(options, progress)
 
 
+WARNINGS_SHOWN = 5
+
+
 def _print_report(report, capture, verbose: bool) -> None:
     echo = click.echo
     if report.would_distill:
@@ -144,8 +147,11 @@ def _print_report(report, capture, verbose: bool) -> None:
         echo(f"failed: {sid}: {error}", err=True)
     if report.failed:
         echo("See `memoryd status` and `memoryd logs --level error`; a failed session is retried when it changes, or with --force.", err=True)
-    for warning in report.warnings[:5]:
+    for warning in report.warnings[:WARNINGS_SHOWN]:
         echo(f"warning: {warning}", err=True)
+    if len(report.warnings) > WARNINGS_SHOWN:
+        more = len(report.warnings) - WARNINGS_SHOWN
+        echo(f"warning: … and {more} more, see `memoryd logs --level warning`", err=True)
 
 
 def _print_stop(report, capture) -> None:
