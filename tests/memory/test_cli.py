@@ -74,6 +74,24 @@ def test_usage_errors_exit_2_and_missing_ids_exit_1(run):
     assert run("forget").exit_code == 2
 
 
+def test_nothing_to_act_on_exits_1_for_inspect_and_forget_alike(run):
+    assert run("inspect", "nope00000000").exit_code == 1
+    missing = run("forget", "--query", "no such words anywhere", "--yes")
+    assert missing.exit_code == 1 and "matches every word" in missing.output
+    assert run("recall", "no such words anywhere").exit_code == 0  # an empty answer is an answer
+
+
+def test_a_body_starting_with_a_dash_after_double_dash_or_from_stdin(run, worktree):
+    refused = run("remember", "-k", "fact", "-t", "PEM", "-----BEGIN CERTIFICATE----- starts a PEM")
+    assert refused.exit_code == 2
+    assert "after `--`" in refused.output and "stdin" in refused.output
+    saved = run("remember", "-k", "fact", "-t", "PEM", "--", "-----BEGIN CERTIFICATE----- starts a PEM")
+    assert saved.exit_code == 0, saved.output
+    assert "-----BEGIN CERTIFICATE----- starts a PEM" in (worktree / ".memory" / "fact" / "pem.md").read_text()
+    piped = run("remember", "-k", "fact", "-t", "Flag", "-", input="-x is the flag that excludes\n")
+    assert piped.exit_code == 0, piped.output
+
+
 def test_global_flag_writes_to_the_global_tree(run, home):
     assert run("remember", "--global", "-k", "fact", "-t", "GPU", "Ollama on 11434").exit_code == 0
     assert (home.global_root / "fact" / "gpu.md").exists()
