@@ -170,14 +170,16 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "cli_password",
         ("--pass", "--token", "--api-key", "--apikey", "--secret", "--auth-token"),
-        r"(?i)--(?:password|passwd|token|api-key|apikey|secret|auth-token)(?:=|\s+)[\"']?([^\s'\"]{6,})",
+        r"(?i)--(?:password|passwd|token|api-key|apikey|secret|auth-token)(?:=|[ \t]+)[\"']?([^\s'\"]{6,})",
         1,
     ),
-    # `curl -u user:password`, `--user user:password` (a lone user makes curl prompt).
+    # `curl -u user:password`, `--user user:password` (a lone user makes curl prompt). The
+    # command word must start the command, and the flag belong to it: `https://… && docker
+    # run -u 1000:1000` is a uid:gid, not a password.
     _rule(
         "basic_auth_credentials",
         ("-u", "--user"),
-        r"\b(?:curl|http|https|wget)\b[^\n]*?\s(?:-u\s*|--user[=\s]\s*)[\"']?[^\s:'\"]+:([^\s'\"]+)",
+        r"(?<![\w/.:-])(?:curl|wget|http|https|xh)(?=\s)[^\n|;&]*?\s(?:-u\s*|--user[=\s]\s*)[\"']?[^\s:'\"]+:([^\s'\"`]+)",
         1,
     ),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -213,7 +215,8 @@ RULES: tuple[Rule, ...] = (
 # Values that name a secret without being one: env references, placeholders, masks.
 _HARMLESS = re.compile(
     r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\.\.\.|null|none|true|false|"
-    r"changeme|redacted|\[REDACTED[^\]]*\]?|os\.environ.*|process\.env.*|getenv.*|env\(.*)$",
+    r"changeme|redacted|pass|password|passwd|pwd|secret|token|"
+    r"\[REDACTED[^\]]*\]?|os\.environ.*|process\.env.*|getenv.*|env\(.*)$",
     re.IGNORECASE,
 )
 

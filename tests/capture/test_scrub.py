@@ -64,6 +64,11 @@ CLEAN = [
     "curl -H 'Authorization: Bearer ${TOKEN}' https://api.example.com",
     "docker login ghcr.io --password-stdin",
     "the API_KEY env var: OPENAI_API_KEY",
+    "git clone https://github.com/acme/app && docker run -u 1000:1000 acme/app",
+    "curl -sf https://example.com/health | docker run -u 1000:1000 alpine",
+    "see https://docs.docker.com/engine/reference/run/#user for -u uid:gid",
+    "the example is `curl -u user:pass https://example.com`, with your own values",
+    "vllm serve --api-key\ndisable_thinking = true",
 ]
 
 
