@@ -53,22 +53,26 @@ def private_file(path: Path) -> Path:
     return path
 
 
-def tighten_private_tree(root: Path) -> int:
+def tighten_private_tree(root: Path) -> list[str]:
     """Create `root` private, or take group and other access away from it and from
     everything in it (a state folder made by an older release or under a loose umask).
 
-    Only for folders memoryd owns entirely. Symlinks are left alone. Returns how many
-    entries were changed.
+    Only for folders memoryd owns entirely. Symlinks are left alone. Returns the entries
+    it could not change (owned by someone else), each with the reason.
     """
     ensure_dir(root)
-    changed = 0
+    refused = []
     for folder, _dirs, files in os.walk(root):
         for entry in (folder, *(os.path.join(folder, name) for name in files)):
-            st = os.lstat(entry)
-            if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
-                os.chmod(entry, stat.S_IMODE(st.st_mode) & 0o700)
-                changed += 1
-    return changed
+            try:
+                st = os.lstat(entry)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(entry, stat.S_IMODE(st.st_mode) & 0o700)
+            except FileNotFoundError:
+                continue  # removed meanwhile (another process's temp file)
+            except PermissionError as exc:
+                refused.append(f"{entry}: {exc.strerror}")
+    return refused
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: bool = True) -> None:

@@ -76,6 +76,13 @@ class AppContext:
     def paths(self) -> Paths:
         return self._loaded[1]
 
+    def make_state_private(self) -> None:
+        """Tighten a state folder an older release or a loose umask left readable."""
+        from daemon.files import tighten_private_tree
+
+        for entry in tighten_private_tree(self.paths.state_dir):
+            click.echo(f"memoryd: warning: cannot make private (not yours?): {entry}", err=True)
+
     def setup_logging(self, stderr: bool = True, to_file: bool = True) -> None:
         """Log to the state folder's file and (by default) stderr."""
         from daemon.logs import setup_logging

@@ -59,9 +59,7 @@ def distill(
     settings = app.settings
     if settle is not None:
         settings.capture.settle_seconds = settle
-    from daemon.files import tighten_private_tree
-
-    tighten_private_tree(app.paths.state_dir)  # as `memoryd run` does: no 0755 state folder
+    app.make_state_private()  # as `memoryd run` does
     app.setup_logging(stderr=False)
     _mention_running_daemon(app)
     try:

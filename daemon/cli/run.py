@@ -26,12 +26,10 @@ def run(app: AppContext) -> None:
     Ctrl-C (or SIGTERM) stops it cleanly; a second Ctrl-C forces it.
     SIGHUP reloads the configuration. Logs: `memoryd logs -f`.
     """
-    from daemon.files import tighten_private_tree
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
 
-    # A state folder left 0755 (an older release, a loose umask) is made private first.
-    tighten_private_tree(app.paths.state_dir)
+    app.make_state_private()  # a state folder left 0755 is tightened before anything starts
 
     # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only
     # (launchd sets XPC_SERVICE_NAME). Under systemd, stderr is the journal.

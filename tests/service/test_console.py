@@ -1,4 +1,5 @@
-"""`memoryd run` on a terminal: readable lines there, JSON lines in the file."""
+"""`memoryd run` on a terminal: readable lines there, JSON lines in the file; and the
+state folder an older release left 0755 is private once it has started."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import os
 import pty
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
 
 
 def test_run_on_a_terminal_prints_readable_lines_and_logs_json(home, fixture_db):
+    home.state_dir.mkdir(mode=0o755)
+    os.chmod(home.state_dir, 0o755)
     main, secondary = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "daemon", "run"],
@@ -39,3 +43,4 @@ def test_run_on_a_terminal_prints_readable_lines_and_logs_json(home, fixture_db)
     log = (home.state_dir / "memoryd.log").read_text().splitlines()
     events = [json.loads(line)["event"] for line in log]
     assert "daemon.starting" in events and "session.distilled" in events
+    assert stat.S_IMODE(home.state_dir.stat().st_mode) == 0o700
