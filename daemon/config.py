@@ -7,15 +7,18 @@ Precedence, highest first: constructor arguments, `MEMORYD_…` environment vari
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -159,15 +162,47 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
 
-def _describe(error: ValidationError, origin: str) -> str:
+SEE_EXAMPLE = "`memoryd config example` prints every key with its meaning and default."
+ENV_PREFIX = "MEMORYD_"
+
+# The file alone, validated without the environment (Settings would read MEMORYD_… too,
+# and an error from a variable would then be blamed on the file).
+_FileSettings = create_model(
+    "FileSettings",
+    __config__=ConfigDict(extra="forbid"),
+    **{name: (field.annotation, field) for name, field in Settings.model_fields.items()},
+)
+
+
+def env_name(loc: tuple[object, ...]) -> str:
+    """The variable that sets a key: ('llm', 'timeout_s') → MEMORYD_LLM__TIMEOUT_S."""
+    return ENV_PREFIX + "__".join(str(part) for part in loc).upper()
+
+
+def _describe(error: ValidationError, origin: Path | None) -> str:
+    """One line per problem, naming the file and key, or the environment variable."""
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"])
-        if item["type"] == "extra_forbidden":
+        if origin is None:
+            name = env_name(item["loc"])
+            if item["type"] == "extra_forbidden":
+                lines.append(f"environment variable {name}: no such setting")
+            else:
+                lines.append(f"environment variable {name}: {item['msg']} (got {item.get('input')!r})")
+        elif item["type"] == "extra_forbidden":
             lines.append(f"{origin}: unknown key '{key}'")
         else:
             lines.append(f"{origin}: key '{key}': {item['msg']} (got {item.get('input')!r})")
-    return "\n".join(lines) + "\nSee config.example.toml for every key and its meaning."
+    return "\n".join(lines) + "\n" + SEE_EXAMPLE
+
+
+def _describe_env_parse(error: SettingsError, env: dict[str, str]) -> str:
+    """A variable pydantic-settings could not even parse (a dict field given non-JSON)."""
+    match = re.search(r'field "(\w+)"', str(error))
+    section = ENV_PREFIX + (match.group(1).upper() if match else "")
+    names = sorted(k for k in env if k.upper().startswith(section)) or [f"{ENV_PREFIX}…"]
+    return f"environment variable {', '.join(names)}: cannot be read ({error})\n{SEE_EXAMPLE}"
 
 
 def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
@@ -191,9 +226,9 @@ def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
 
     # Validate the file on its own first, so that an error names the file, not the env.
     try:
-        Settings.model_validate(data)
+        _FileSettings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, str(path))) from exc
+        raise ConfigError(_describe(exc, path)) from exc
     bound = type(
         "Settings",
         (Settings,),
@@ -202,5 +237,7 @@ def load_settings(config_file: Path | None = None) -> tuple[Settings, Paths]:
     try:
         settings = bound()
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, "environment (MEMORYD_…)")) from exc
+        raise ConfigError(_describe(exc, None)) from exc
+    except SettingsError as exc:
+        raise ConfigError(_describe_env_parse(exc, dict(os.environ))) from exc
     return settings, resolve_paths(settings, path)

@@ -6,6 +6,7 @@ import ctypes
 import itertools
 import os
 import re
+import stat
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -18,9 +19,60 @@ _counter = itertools.count()
 
 
 def ensure_dir(path: Path, mode: int = DIR_MODE) -> Path:
-    """Create `path` (and parents) with `mode` if missing; return it."""
-    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    """Create `path` and its missing parents with exactly `mode`, whatever the umask; return it.
+
+    Folders that already exist are left alone: they may be the user's (a memory tree).
+    """
+    if path.is_dir():
+        return path
+    missing = []
+    folder = path
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode)
+        except FileExistsError:
+            continue  # made by someone else meanwhile: theirs, not ours to chmod
+        os.chmod(folder, mode)  # mkdir's mode passes through the umask; mkdir -p's ignores it
     return path
+
+
+def private_file(path: Path) -> Path:
+    """Create `path` empty with FILE_MODE, or set an existing one to it; return it.
+
+    For files another library creates with its own mode (SQLite: 0644 less the umask,
+    and its -wal/-shm files copy the database's mode).
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    return path
+
+
+def tighten_private_tree(root: Path) -> list[str]:
+    """Create `root` private, or take group and other access away from it and from
+    everything in it (a state folder made by an older release or under a loose umask).
+
+    Only for folders memoryd owns entirely. Symlinks are left alone. Returns the entries
+    it could not change (owned by someone else), each with the reason.
+    """
+    ensure_dir(root)
+    refused = []
+    for folder, _dirs, files in os.walk(root):
+        for entry in (folder, *(os.path.join(folder, name) for name in files)):
+            try:
+                st = os.lstat(entry)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(entry, stat.S_IMODE(st.st_mode) & 0o700)
+            except FileNotFoundError:
+                continue  # removed meanwhile (another process's temp file)
+            except PermissionError as exc:
+                refused.append(f"{entry}: {exc.strerror}")
+    return refused
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: bool = True) -> None:

@@ -52,6 +52,16 @@ _SHARED: list[Any] = [
 ]
 
 
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Every log file it opens (the first, and each new one after a rotation) is 0600,
+    whatever the umask: a log holds session titles and paths."""
+
+    def _open(self) -> Any:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        os.fchmod(fd, 0o600)
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)  # noqa: SIM115 - the handler closes it
+
+
 def setup_logging(
     level: str = "info",
     log_file: Path | None = None,
@@ -72,12 +82,9 @@ def setup_logging(
     )
     if log_file is not None:
         ensure_dir(log_file.parent)
-        file_handler = logging.handlers.RotatingFileHandler(
-            log_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
-        )
+        file_handler = _PrivateRotatingFileHandler(log_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         file_handler.setFormatter(json_formatter)
         root.addHandler(file_handler)
-        log_file.chmod(0o600)
     if stderr:
         console = logging.StreamHandler(sys.stderr)
         if sys.stderr.isatty():

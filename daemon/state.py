@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.files import ensure_dir
+from daemon.files import ensure_dir, private_file
 
 # Append-only: each entry upgrades the schema by one version. Never edit a shipped one.
 MIGRATIONS: tuple[str, ...] = (
@@ -80,12 +80,13 @@ class StateDB:
     def __init__(self, path: Path) -> None:
         ensure_dir(path.parent)
         self.path = path
+        # Private before SQLite opens it: its -wal and -shm files copy the database's mode.
+        private_file(path)
         self.conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=10000")
-        path.chmod(0o600)
         self._migrate()
 
     def _migrate(self) -> None:

@@ -155,7 +155,8 @@ def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str
                 "scope": root.scope,
                 "path": str(root.path),
                 "memories": len(memories),
-                "problems": [str(p) for p in problems[:5]],
+                "problems": [str(p) for p in problems[:5]],  # the first few…
+                "problems_total": len(problems),  # …of this many
             }
         )
     return rows
@@ -227,6 +228,8 @@ def format_status(data: dict[str, Any]) -> str:
             lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
             for problem in root["problems"]:
                 lines.append(f"  skipped: {problem}")
+            if root["problems_total"] > len(root["problems"]):
+                lines.append(f"  … and {root['problems_total'] - len(root['problems'])} more (`memoryd reindex` lists them all)")
         if st["errors"]:
             lines.append("Recent errors:")
             for e in st["errors"]:

@@ -10,7 +10,7 @@ import pytest
 
 from daemon.config import ConfigError, Settings, load_settings
 
-EXAMPLE = Path(__file__).parent.parent / "config.example.toml"
+EXAMPLE = Path(__file__).parent.parent / "daemon" / "config.example.toml"  # shipped in the package
 
 
 def test_every_setting_is_documented_in_the_example():
@@ -75,10 +75,71 @@ def test_bad_value_names_file_and_key(home, tmp_path):
     assert str(cfg) in str(err.value) and "capture.settle_seconds" in str(err.value)
 
 
-def test_bad_env_value_is_named(home, monkeypatch):
-    monkeypatch.setenv("MEMORYD_LLM__PROVIDER", "gpt")
-    with pytest.raises(ConfigError, match="llm.provider"):
+@pytest.mark.parametrize(
+    "name,value,says",
+    [
+        ("MEMORYD_LLM__PROVIDER", "gpt", "Input should be 'extractive', 'openai' or 'anthropic'"),
+        ("MEMORYD_LLM__TIMEOUT_S", "soon", "valid number"),
+        ("MEMORYD_LLM__BOGUS", "1", "no such setting"),
+        ("MEMORYD_LLM__EXTRA_HEADERS", "not json", "cannot be read"),
+    ],
+)
+def test_a_bad_variable_is_named_and_no_file_is_blamed(home, monkeypatch, name, value, says):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
         load_settings()
+    message = str(caught.value)
+    assert f"environment variable {name}" in message and says in message
+    assert "config.toml" not in message  # there is none
+    assert "memoryd config example" in message
+
+
+def test_a_bad_file_is_named_even_when_the_environment_is_fine(home, monkeypatch):
+    path = home.config / "memoryd" / "config.toml"
+    path.parent.mkdir()
+    path.write_text("[llm]\ntimeout_s = \"soon\"\n")
+    monkeypatch.setenv("MEMORYD_LLM__MODEL", "qwen3:8b")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: key 'llm.timeout_s'")):
+        load_settings()
+
+
+def test_the_example_is_in_the_package_and_printed_by_a_command(home):
+    from click.testing import CliRunner
+
+    from daemon.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["config", "example"])
+    assert result.exit_code == 0
+    assert result.output == EXAMPLE.read_text()
+    pyproject = tomllib.loads((EXAMPLE.parent.parent / "pyproject.toml").read_text())
+    assert "config.example.toml" in pyproject["tool"]["setuptools"]["package-data"]["daemon"]  # in the wheel
+    assert tomllib.loads(result.output)["llm"]["provider"] == "extractive"
+
+
+@pytest.mark.parametrize("command", [["status"], ["status", "--json"], ["logs"], ["service", "status"], ["config", "check"]])
+def test_the_commands_that_diagnose_still_run_with_a_bad_config(home, monkeypatch, command):
+    from click.testing import CliRunner
+
+    from daemon.cli.main import cli
+
+    monkeypatch.setenv("MEMORYD_LLM__TIMEOUT_S", "soon")
+    result = CliRunner().invoke(cli, command)
+    assert "configuration error" in result.stderr
+    assert "MEMORYD_LLM__TIMEOUT_S" in result.stderr
+    assert "Traceback" not in result.output
+    if command == ["status"]:
+        assert result.exit_code == 0 and "memoryd is not running" in result.stdout
+    if command == ["status", "--json"]:
+        import json
+
+        assert result.exit_code == 0
+        assert "MEMORYD_LLM__TIMEOUT_S" in json.loads(result.stdout)["config_error"]
+    if command[0] == "service":
+        assert "daemon:" in result.stdout and "unit file:" in result.stdout
+    if command[0] == "logs":
+        assert "no log at" in result.stderr  # it got as far as looking for the log
+    if command[0] == "config":
+        assert result.exit_code == 2
 
 
 def test_broken_toml_and_missing_explicit_file(home, tmp_path):

@@ -71,3 +71,15 @@ def test_sessions_still_being_written_are_counted_as_settling(home, fixture_db):
     state.close()
     assert "1 pending (1 settling)" in status().output
     assert json.loads(status("--json").output)["state"]["settling"] == 1
+
+
+def test_memory_problems_show_the_first_few_and_the_total(home, fixture_db):
+    assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
+    broken = home.global_root / "fact"
+    broken.mkdir()
+    for number in range(7):
+        (broken / f"broken-{number}.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    data = json.loads(status("--json").output)
+    (root,) = data["memory"]
+    assert len(root["problems"]) == 5 and root["problems_total"] == 7
+    assert "… and 2 more (`memoryd reindex` lists them all)" in status().output

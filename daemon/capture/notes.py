@@ -66,7 +66,8 @@ def note_filename(session: SessionInfo) -> str:
     """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
     day = iso(session.time_created)[:10]
     tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-8:]
-    return f"{day}-{slugify(session.title or 'session', 60)}-{tail}.md"
+    # The reader scrubs titles; a SessionInfo made elsewhere must not put a key in a name.
+    return f"{day}-{slugify(redact(session.title) or 'session', 60)}-{tail}.md"
 
 
 def project_memory_root(directory: str) -> Path:

@@ -48,6 +48,26 @@ class AppContext:
             write_cached_settings(settings.model_dump(mode="json"), paths.config_file, os.environ)
         return settings, paths
 
+    def load_despite_errors(self) -> str | None:
+        """For the commands one runs to find out what is wrong (status, logs, service
+        status): on a bad configuration, go on with the defaults and say so on stderr.
+
+        Returns the configuration error, or None when the configuration is valid.
+        """
+        from daemon.config import ConfigError, Settings, load_settings, resolve_paths
+        from daemon.paths import default_config_file
+
+        try:
+            self.__dict__["_loaded"] = load_settings(self.config_path)
+            return None
+        except ConfigError as exc:
+            # Defaults only: neither the file nor the MEMORYD_… variables (either may be bad).
+            settings = Settings.model_construct()
+            paths = resolve_paths(settings, Path(self.config_path or default_config_file()))
+            self.__dict__["_loaded"] = (settings, paths)
+            click.echo(f"memoryd: configuration error (showing what the defaults give)\n{exc}", err=True)
+            return str(exc)
+
     @property
     def settings(self) -> Settings:
         return self._loaded[0]
@@ -55,6 +75,13 @@ class AppContext:
     @property
     def paths(self) -> Paths:
         return self._loaded[1]
+
+    def make_state_private(self) -> None:
+        """Tighten a state folder an older release or a loose umask left readable."""
+        from daemon.files import tighten_private_tree
+
+        for entry in tighten_private_tree(self.paths.state_dir):
+            click.echo(f"memoryd: warning: cannot make private (not yours?): {entry}", err=True)
 
     def setup_logging(self, stderr: bool = True, to_file: bool = True) -> None:
         """Log to the state folder's file and (by default) stderr."""

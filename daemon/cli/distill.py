@@ -59,6 +59,7 @@ def distill(
     settings = app.settings
     if settle is not None:
         settings.capture.settle_seconds = settle
+    app.make_state_private()  # as `memoryd run` does
     app.setup_logging(stderr=False)
     _mention_running_daemon(app)
     try:
@@ -112,6 +113,9 @@ def _run_with_progress(capture, options):
         return capture.run_pass(options, progress)
 
 
+WARNINGS_SHOWN = 5
+
+
 def _print_report(report, capture, verbose: bool) -> None:
     echo = click.echo
     if report.would_distill:
@@ -141,8 +145,11 @@ def _print_report(report, capture, verbose: bool) -> None:
         echo(f"failed: {sid}: {error}", err=True)
     if report.failed:
         echo("See `memoryd status` and `memoryd logs --level error`; a failed session is retried when it changes, or with --force.", err=True)
-    for warning in report.warnings[:5]:
+    for warning in report.warnings[:WARNINGS_SHOWN]:
         echo(f"warning: {warning}", err=True)
+    if len(report.warnings) > WARNINGS_SHOWN:
+        more = len(report.warnings) - WARNINGS_SHOWN
+        echo(f"warning: … and {more} more, see `memoryd logs --level warning`", err=True)
 
 
 def _print_stop(report, capture) -> None:

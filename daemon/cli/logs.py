@@ -41,6 +41,7 @@ def logs(obj, follow: bool, since: str | None, level: str | None, as_json: bool,
     """
     from daemon.logs import entry_matches, follow_log, format_entry, parse_log_line, parse_since, read_log
 
+    obj.load_despite_errors()  # the log is where one looks when the config is bad
     path = obj.paths.log_file
     try:
         moment = parse_since(since, datetime.now(UTC)) if since else None

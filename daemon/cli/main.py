@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "service": "daemon.cli.service:service",
     "logs": "daemon.cli.logs:logs",
     "mcp": "daemon.cli.mcp:mcp",
+    "config": "daemon.cli.config:config",
 }
 
 # One line each for `memoryd --help`, so listing commands imports nothing.
@@ -51,6 +52,7 @@ SUMMARIES: dict[str, str] = {
     "service": "Install, remove or check the login service.",
     "logs": "Show (and follow) memoryd's log.",
     "mcp": "Serve memory tools to OpenCode and other MCP clients (stdio).",
+    "config": "Print the example configuration, or check yours.",
 }
 
 
@@ -77,7 +79,7 @@ class LazyGroup(click.Group):
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="Start with `memoryd distill`, then `memoryd service install`. "
-    "Configuration: ~/.config/memoryd/config.toml (see config.example.toml).",
+    "Configuration: ~/.config/memoryd/config.toml (`memoryd config example` prints every key).",
 )
 @click.option(
     "--config",
@@ -94,8 +96,14 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     It turns every OpenCode session into a short Markdown note, keeps your memory
     trees compiled and searchable, and lets you and your agents recall them.
     """
+    import os
+
     from daemon.cli.context import AppContext, install_cli_logging
 
+    # Whatever memoryd creates (SQLite files and their -wal/-shm, logs, folders) is
+    # private whatever the user's umask; restored when the command ends (tests run many).
+    previous = os.umask(0o077)
+    ctx.call_on_close(lambda: os.umask(previous))
     install_cli_logging()
     ctx.obj = AppContext(config_path)
 

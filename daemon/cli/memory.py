@@ -189,7 +189,22 @@ def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, proj
 # --- remember -------------------------------------------------------------------------
 
 
-@click.command()
+class _BodyCommand(click.Command):
+    """`remember`, whose BODY may start with a dash (`-----BEGIN …`, `-x is a flag`):
+    click takes such a word for an option, so the error says how to pass it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            exc.message += (
+                " A BODY that starts with '-' goes after `--` "
+                "(memoryd remember -k fact -t TITLE -- '-----BEGIN …'), or on stdin with BODY '-'."
+            )
+            raise
+
+
+@click.command(cls=_BodyCommand)
 @click.option("--kind", "-k", required=True, help="decision, fact, preference, gotcha, lesson… (the folder).")
 @click.option("--title", "-t", required=True, help="Short and specific; the same title updates the memory.")
 @click.option("--tags", default="", help="Comma-separated: --tags db,sqlite")
@@ -218,7 +233,8 @@ def remember(
     as_json: bool,
     body: str,
 ) -> None:
-    """Save a memory as <tree>/<kind>/<slug>.md (BODY, or - to read stdin).
+    """Save a memory as <tree>/<kind>/<slug>.md (BODY, or - to read stdin; a BODY that
+    starts with '-' goes after `--`).
 
     Saving the same title again in the same tree updates that file (`updated` moves,
     `created` stays) instead of adding a second one. Anything that looks like a
@@ -231,6 +247,7 @@ def remember(
       git log -1 --format=%B | memoryd remember -k lesson -t "Pin pnpm in CI" -
       memoryd remember -k fact -t "CI runner down" --expires 2d --global "Use the backup runner."
       memoryd remember -k rule -t "Never push to main" --hard-rule "Open a PR; CI must pass."
+      memoryd remember -k fact -t "PEM header" -- "-----BEGIN CERTIFICATE----- starts a PEM"
     """
     from daemon.memory.commands import remember as run_remember
 
@@ -299,8 +316,8 @@ def forget(
         else:
             candidates = forget_by_query(ws, query or "", limit=limit)
             if not candidates:
-                click.echo(f"No memory in this project or the global tree matches every word of {query!r}.")
-                return
+                # Nothing to forget is a failure, as for an unknown id (exit 1).
+                fail(f"no memory in this project or the global tree matches every word of {query!r}", EXIT_FAILED)
             click.echo(f"{len(candidates)} memor{'y' if len(candidates) == 1 else 'ies'} to forget:")
             for memory in candidates:
                 click.echo(f"  - {memory.title}  ({_label(memory)})\n    {memory.path}")

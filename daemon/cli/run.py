@@ -29,6 +29,8 @@ def run(app: AppContext) -> None:
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
 
+    app.make_state_private()  # a state folder left 0755 is tightened before anything starts
+
     # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only
     # (launchd sets XPC_SERVICE_NAME). Under systemd, stderr is the journal.
     app.setup_logging(stderr=not os.environ.get("XPC_SERVICE_NAME"))

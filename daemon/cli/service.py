@@ -275,6 +275,7 @@ def _launchd_state(uid: int) -> list[tuple[str, str]]:
 @click.pass_context
 def status(ctx: click.Context) -> None:
     """Show the service's state, where its unit file is, and whether the daemon runs."""
+    ctx.obj.load_despite_errors()  # a service that will not start often has a bad config
     manager = _manager(ctx)
     path = units.unit_path(manager, _home())
     rows: list[tuple[str, str]] = [("unit file", f"{path} ({'present' if path.exists() else 'missing'})")]

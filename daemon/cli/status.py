@@ -16,9 +16,14 @@ def status(app: AppContext, as_json: bool) -> None:
     """Show whether memoryd runs, how far capture has got, and recent errors.
 
     Works whether or not the daemon is running: it reads the lock file, the
-    state database and OpenCode's database (read-only).
+    state database and OpenCode's database (read-only). With a bad configuration it
+    says what is wrong (stderr; `config_error` in --json) and shows what the defaults give.
     """
     from daemon.status import format_status, gather
 
+    config_error = app.load_despite_errors()  # a bad config is what one runs status to find
     data = gather(app.settings, app.paths)
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else format_status(data))
+    if as_json:
+        click.echo(json.dumps({**data, "config_error": config_error}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_status(data))

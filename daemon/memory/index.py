@@ -40,6 +40,7 @@ from daemon.memory.tree import (
     resolve_in_root,
     title_key,
 )
+from daemon.scrub import redact
 
 log = logging.getLogger("memoryd.memory.index")
 
@@ -334,19 +335,22 @@ class SearchIndex:
 
     @staticmethod
     def _rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
-        """Return the doc row and the doc_text row of a memory."""
+        """Return the doc row and the doc_text row of a memory, secrets redacted: a key
+        pasted into a hand-written memory must not be copied into the index too."""
         expires = memory.expires
+        title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
+        tags = tuple(redact(tag) for tag in memory.tags)
         doc = (
             str(memory.path),
             memory.root.key,
             memory.root.scope,
             memory.category,
             memory.id,
-            memory.title,
-            title_key(memory.title),
-            memory.description,
+            title,
+            title_key(title),
+            description,
             memory.kind,
-            json.dumps(list(memory.tags), ensure_ascii=False),
+            json.dumps(list(tags), ensure_ascii=False),
             json.dumps(list(memory.scenarios), ensure_ascii=False),
             int(memory.hard_rule),
             format_time(memory.created) if memory.created else None,
@@ -359,11 +363,11 @@ class SearchIndex:
             signature,
         )
         text = (
-            preview_of(memory.body),
-            tokenize.token_stream(memory.title),
-            tokenize.token_stream(memory.description),
-            tokenize.token_stream(" ".join((*memory.tags, memory.kind))),
-            tokenize.token_stream(memory.body),
+            preview_of(body),
+            tokenize.token_stream(title),
+            tokenize.token_stream(description),
+            tokenize.token_stream(" ".join((*tags, memory.kind))),
+            tokenize.token_stream(body),
         )
         return doc, text
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from daemon.scrub import redact
+
 T = TypeVar("T")
 
 
@@ -168,7 +170,8 @@ class OpenCodeReader:
     def _info(row: tuple) -> SessionInfo:
         return SessionInfo(
             id=row[0],
-            title=row[1] or "",
+            # Scrubbed here, once: the title becomes a file name, a state row, log fields.
+            title=redact(row[1] or ""),
             directory=row[2] or "",
             project_id=row[3] or "",
             parent_id=row[4] or None,

@@ -380,3 +380,14 @@ def test_a_clock_that_ran_ahead_does_not_hide_later_edits(home, fixture_db, fixt
     add_message(fixture_db, sid, "msg_zzzz5", "user", [("prt_zzzz5", {"type": "text", "text": "CI 也要改"})], at)
     assert capture.run_pass().distilled == [sid]
     close(capture)
+
+
+def test_distill_shows_five_warnings_and_says_how_many_more(home, fixture_db, fixture_sessions):
+    sid = next(s["session"] for s in fixture_sessions.values() if not s["junk"])
+    parts = [(f"prt_bad{n}", b"{not json") for n in range(8)]
+    add_message(fixture_db, sid, "msg_zzbad", "user", parts, max_time(fixture_db) + 1)
+    result = CliRunner().invoke(cli, ["distill", "--settle", "0"])
+    assert result.exit_code == 0, result.output
+    shown = [line for line in result.stderr.splitlines() if "malformed JSON" in line]
+    assert len(shown) == 5
+    assert "warning: … and 3 more, see `memoryd logs --level warning`" in result.stderr

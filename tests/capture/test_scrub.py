@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from daemon.scrub import find_secrets, looks_secret, redact
+from tests.secrets_catalogue import CATALOGUE, FORMATS
 
 SECRETS = [
     ("openai_key", "key sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk here", "sk-proj-Ab3dEf5hIj7kLm9nOp1qRs3tUv5wXy7zAb9cDe1fGh3iJk"),
@@ -51,6 +52,23 @@ CLEAN = [
     "sk-learn is a library; task-runner is a tool",
     "mkdir -p build && cp -p a b",
     "mysql -u root -p   # prompts for the password",
+    "Reset the password, then log in again.",
+    "the password is incorrect",
+    "password policy: see docs/security.md",
+    "the token was revoked",
+    "/home/dev/src/webapp/config/secrets/credentials.example.yaml",
+    "src/auth/token_refresh.py and tests/test_password_reset.py",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "git show 3f9a1c2b7d4e8f6a0b1c2d3e4f5a6b7c8d9e0f1a",
+    "export AWS_PROFILE=dev; aws s3 ls s3://my-bucket/some/long/prefix/path/ok",
+    "curl -H 'Authorization: Bearer ${TOKEN}' https://api.example.com",
+    "docker login ghcr.io --password-stdin",
+    "the API_KEY env var: OPENAI_API_KEY",
+    "git clone https://github.com/acme/app && docker run -u 1000:1000 acme/app",
+    "curl -sf https://example.com/health | docker run -u 1000:1000 alpine",
+    "see https://docs.docker.com/engine/reference/run/#user for -u uid:gid",
+    "the example is `curl -u user:pass https://example.com`, with your own values",
+    "vllm serve --api-key\ndisable_thinking = true",
 ]
 
 
@@ -74,3 +92,32 @@ def test_redaction_is_idempotent_and_keeps_context():
     once = redact(text)
     assert redact(once) == once
     assert once.startswith("use OPENAI_API_KEY=") and once.endswith(" in client.py")
+
+
+def test_catalogue_is_broad_and_its_near_misses_share_nothing():
+    assert len(FORMATS) >= 40
+    for case in CATALOGUE:
+        for other in CATALOGUE:
+            for value in other.values:
+                assert not any(value[i : i + 12] in case.near_miss for i in range(max(1, len(value) - 11)))
+
+
+@pytest.mark.parametrize("case", CATALOGUE, ids=[f"{c.kind}-{i}" for i, c in enumerate(CATALOGUE)])
+def test_catalogue_secret_is_redacted(case):
+    out = redact(case.text)
+    for value in case.values:
+        assert value not in out
+    assert f"[REDACTED:{case.kind}]" in out
+    assert case.kind in find_secrets(case.text)
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("case", CATALOGUE, ids=[f"{c.kind}-{i}" for i, c in enumerate(CATALOGUE)])
+def test_catalogue_near_miss_survives(case):
+    assert redact(case.near_miss) == case.near_miss
+    assert find_secrets(case.near_miss) == []
+
+
+def test_near_misses_around_a_secret_survive_in_the_same_text():
+    text = "request 550e8400-e29b-41d4-a716-446655440000 used AKIAZ3V7Q2K9M4N8P1R6 at src/app.py"
+    assert redact(text) == "request 550e8400-e29b-41d4-a716-446655440000 used [REDACTED:aws_access_key_id] at src/app.py"

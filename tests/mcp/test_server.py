@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from daemon.cli.main import cli
 from tests.mcp.helpers import Session, field, make_git_worktree, memory_files, serve
+from tests.secrets_catalogue import CATALOGUE
 
 TOOLS = {"recall", "remember", "forget", "inspect", "list_memories"}
 SECRET = "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234"
@@ -115,6 +116,17 @@ def test_a_credential_is_refused_and_nothing_is_written(home, project, where):
     assert not found.is_error and found.text.startswith("No memory matches")
     log = (home.state_dir / "memoryd.log").read_text()
     assert '"event": "memory.refused"' in log and "sk-proj" not in log
+
+
+def test_the_remember_tool_refuses_every_format_the_scrubber_knows(home, project):
+    async def scenario(s: Session):
+        return [await s.call("remember", kind="fact", title=f"Credential {n}", body=case.text) for n, case in enumerate(CATALOGUE)]
+
+    answers = serve(home, project, scenario)
+    accepted = [case.kind for case, answer in zip(CATALOGUE, answers) if not answer.is_error]
+    assert accepted == []
+    assert not (project / ".memory").exists() and not home.global_root.exists()
+    assert not any(value in answer.text for case, answer in zip(CATALOGUE, answers) for value in case.values)
 
 
 def test_global_scope_is_explicit_and_shared_by_every_project(home, project, tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
+from tests.secrets_catalogue import CATALOGUE
 
 
 @pytest.fixture
@@ -57,12 +58,38 @@ def test_a_credential_is_refused_with_its_own_exit_code(run, worktree):
     assert not (worktree / ".memory").exists()
 
 
+@pytest.mark.parametrize("case", CATALOGUE, ids=[f"{c.kind}-{i}" for i, c in enumerate(CATALOGUE)])
+def test_remember_refuses_every_format_the_scrubber_knows(run, worktree, case):
+    result = run("remember", "-k", "fact", "-t", "Credentials", "-", input=case.text)
+    assert result.exit_code == 3, result.output
+    assert not any(value in result.output for value in case.values)
+    assert not (worktree / ".memory").exists()
+
+
 def test_usage_errors_exit_2_and_missing_ids_exit_1(run):
     assert run("remember", "-k", "../x", "-t", "T", "body").exit_code == 2
     assert run("remember", "-k", "fact", "-t", "T", "--global", "--project", ".", "body").exit_code == 2
     missing = run("forget", "nope00000000")
     assert missing.exit_code == 1 and "no memory has the id" in missing.output
     assert run("forget").exit_code == 2
+
+
+def test_nothing_to_act_on_exits_1_for_inspect_and_forget_alike(run):
+    assert run("inspect", "nope00000000").exit_code == 1
+    missing = run("forget", "--query", "no such words anywhere", "--yes")
+    assert missing.exit_code == 1 and "matches every word" in missing.output
+    assert run("recall", "no such words anywhere").exit_code == 0  # an empty answer is an answer
+
+
+def test_a_body_starting_with_a_dash_after_double_dash_or_from_stdin(run, worktree):
+    refused = run("remember", "-k", "fact", "-t", "PEM", "-----BEGIN CERTIFICATE----- starts a PEM")
+    assert refused.exit_code == 2
+    assert "after `--`" in refused.output and "stdin" in refused.output
+    saved = run("remember", "-k", "fact", "-t", "PEM", "--", "-----BEGIN CERTIFICATE----- starts a PEM")
+    assert saved.exit_code == 0, saved.output
+    assert "-----BEGIN CERTIFICATE----- starts a PEM" in (worktree / ".memory" / "fact" / "pem.md").read_text()
+    piped = run("remember", "-k", "fact", "-t", "Flag", "-", input="-x is the flag that excludes\n")
+    assert piped.exit_code == 0, piped.output
 
 
 def test_global_flag_writes_to_the_global_tree(run, home):

@@ -276,3 +276,19 @@ def test_a_session_notes_preview_starts_with_its_content():
     body = "> Source: OpenCode session `ses_1` · started 2026-11-30T09:24:51Z · project `/w`\n\n## What Was Worked On\n\n- Fix deploy"
     assert preview_of(body).startswith("## What Was Worked On")
     assert preview_of("Plain memory body.") == "Plain memory body."
+
+
+def test_a_credential_in_a_hand_written_memory_is_not_copied_into_the_index(global_root, index, tmp_path):
+    key = "sk-proj-Qw3rTy7uIo9pAs1dFg5hJk2lZx8cVb4nM6QwErTy"
+    write_memory(
+        global_root.path,
+        "fact/deploy.md",
+        f'title: "Deploy with {key}"\ndescription: "uses {key}"\ntags: [deploy]',
+        f"The deploy job reads OPENAI_API_KEY={key} from the vault.",
+    )
+    index.sync_root(global_root)
+    (hit,) = index.search("deploy vault", [global_root], now=NOW).hits
+    assert "[REDACTED:openai_key]" in hit.memory.title
+    index.close()
+    raw = b"".join(p.read_bytes() for p in (tmp_path / "state").iterdir()).lower()
+    assert key[8:20].lower().encode() not in raw
