@@ -18,7 +18,8 @@ import { execFile } from "node:child_process"
 const SOCKET = process.env.MEMORYD_SOCKET || __MEMORYD_SOCKET__
 const COMMAND = __MEMORYD_COMMAND__
 const PAYLOAD_VERSION = 1
-const RECHECK_MS = 10000 // how often a cached block asks whether the trees changed
+// How often a cached block asks whether the trees changed (the env override is for tests).
+const RECHECK_MS = Number(process.env.MEMORYD_PLUGIN_RECHECK_MS) || 10000
 const COMMAND_TIMEOUT_MS = 5000
 const MAX_SESSIONS = 200 // cached sessions kept by a long-running `opencode serve`
 const TITLE_MARK = "title generator" // in system[0] of OpenCode's title request
