@@ -31,6 +31,7 @@ from daemon.config import Paths, Settings
 from daemon.logs import get_logger
 
 CACHE_ENTRIES = 256
+WARM_FOLDERS = 8  # folders whose blocks are rebuilt as soon as a tree changes
 MAX_BODY = 64 * 1024  # an idle notice is a few dozen bytes
 MAX_PROMPT = 8000  # only the start of a prompt is searched anyway
 SESSION_ID_CHARS = 200
@@ -60,6 +61,7 @@ class ContextServer:
         self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
         self._cache_version: int | None = None
         self._stable: dict[tuple[str, ...], Any] = {}  # prompt-free parts per set of roots
+        self._recent: OrderedDict[str | None, None] = OrderedDict()  # folders served lately
         self._probe: sqlite3.Connection | None = None
         self._probe_path: Path | None = None
         self._server: _Server | None = None
@@ -139,6 +141,11 @@ class ContextServer:
 
         settings, paths = self._settings()
         key = (directory, prompt, id(settings))
+        with self._lock:
+            self._recent[directory] = None
+            self._recent.move_to_end(directory)
+            while len(self._recent) > WARM_FOLDERS:
+                self._recent.popitem(last=False)
         index = self._index()  # opened first: it creates the database the probe reads
         # Misses are built one at a time: a first request for a tree indexes it, and
         # a concurrent reader must not see that half done.
@@ -163,6 +170,14 @@ class ContextServer:
                 while len(self._cache) > CACHE_ENTRIES:
                     self._cache.popitem(last=False)
         return payload
+
+    def warm(self) -> None:
+        """Rebuild the blocks of recently served folders now (the worker calls this after a
+        tree changed), so the next session start there finds them ready."""
+        with self._lock:
+            recent = list(self._recent)
+        for directory in recent:
+            self.context(directory, "")
 
     def idle(self, session_id: str) -> None:
         self._on_idle(session_id)

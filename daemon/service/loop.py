@@ -306,6 +306,8 @@ class Daemon:
             self._sync_root_watches()
         elif kind.startswith(TREE):
             jobs.refresh_tree(Path(kind[len(TREE) :]))
+            if self._socket is not None:
+                self._socket.warm()  # the next session start finds its block ready
         elif kind == SWEEP:
             jobs.sweep()
             self.notifier.status(jobs.status_line())

@@ -188,3 +188,15 @@ def test_daemon_serves_the_socket_across_restarts_and_idle_writes_the_note(short
     wait_for(lambda: healthy(sock), timeout=30, what="the socket after kill -9")
     assert daemon.stop() == 0
     assert "Traceback" not in daemon.output()
+
+
+def test_warm_rebuilds_recent_folders_after_a_change(server, home) -> None:
+    srv, path, _ = server
+    request(path, "GET", context_target("anything", "/"))
+    subprocess.run(
+        [sys.executable, "-m", "daemon", "remember", "--global", "-k", "fact", "-t", "Warm fact", "It is warm."],
+        check=True, capture_output=True, env=os.environ.copy(),
+    )  # fmt: skip
+    srv.warm()  # the worker does this after refreshing a tree
+    assert any("Warm fact" in p.text for p in srv._stable.values())
+    assert "Warm fact" in request(path, "GET", context_target("other prompt", "/"))[1]["block"]
