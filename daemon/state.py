@@ -6,11 +6,13 @@ mode so `memoryd status` can read while the daemon writes.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from daemon.files import ensure_dir, private_file
@@ -26,7 +28,7 @@ MIGRATIONS: tuple[str, ...] = (
         max_updated    INTEGER NOT NULL DEFAULT 0,  -- highest time_updated over session/message/part rows
         transcript_hash TEXT NOT NULL DEFAULT '',   -- of the last transcript acted on
         note_path      TEXT NOT NULL DEFAULT '',
-        status         TEXT NOT NULL DEFAULT 'pending',  -- pending | distilled | junk | failed
+        status         TEXT NOT NULL DEFAULT 'pending',  -- STATUSES (the second migration renamed pending)
         attempts       INTEGER NOT NULL DEFAULT 0,  -- failed passes on failed_hash
         failed_hash    TEXT NOT NULL DEFAULT '',
         last_error     TEXT NOT NULL DEFAULT '',
@@ -48,9 +50,25 @@ MIGRATIONS: tuple[str, ...] = (
         message    TEXT NOT NULL
     );
     """,
+    # Explicit session states: "pending" meant settling, waiting to retry or held by a
+    # stop, told apart by last_error and failed_hash. Now each has its name, and a retry
+    # has its own time.
+    """
+    ALTER TABLE session ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;
+    UPDATE session SET status = CASE
+        WHEN last_error = '' THEN 'settling'
+        WHEN failed_hash != '' THEN 'retry'
+        ELSE 'held' END
+    WHERE status = 'pending';
+    """,
 )
 
-STATUSES = ("pending", "distilled", "junk", "failed")
+# settling: new or changed, waiting until its rows are quiet (then the next pass takes it)
+# held: left by a stop of the whole pass (budget spent, bad key, server down), until it lifts
+# retry: its own distillation failed; tried again at retry_at
+# distilled / junk: done for this transcript; failed: given up until the session changes
+STATUSES = ("settling", "held", "retry", "distilled", "junk", "failed")
+WAITING = ("settling", "held", "retry")
 
 
 @dataclass(slots=True)
@@ -61,7 +79,7 @@ class SessionRecord:
     max_updated: int = 0
     transcript_hash: str = ""
     note_path: str = ""
-    status: str = "pending"
+    status: str = "settling"
     attempts: int = 0
     failed_hash: str = ""
     last_error: str = ""
@@ -69,25 +87,100 @@ class SessionRecord:
     prompt_version: str = ""
     needs_upgrade: int = 0
     time_done: int = 0
+    retry_at: int = 0  # epoch ms: a `retry` session is not tried again before this
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A stop of the whole pass still in force: no model call until `until_ms`."""
+
+    reason: str  # StopPass.reason: budget | auth | unavailable | rate_limit | config | …
+    message: str
+    until_ms: int
+    count: int = 1  # consecutive stops: the next one waits longer
 
 
 _COLUMNS = tuple(SessionRecord.__dataclass_fields__)
 
 
+def move_aside(path: Path) -> Path:
+    """Rename a broken SQLite file (and its -wal/-shm) out of the way; return the new name."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = path.with_name(f"{path.name}.broken-{stamp}")
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.replace(aside.with_name(aside.name + suffix))
+    path.replace(aside)
+    return aside
+
+
+class StateFenced(Exception):
+    """A write after the daemon's stop: nothing may be written once it logs `stopped`."""
+
+
+class WriteFence:
+    """Shared by every connection of one daemon; `close()` ends all their writes.
+
+    A write in progress when the fence closes finishes first (they hold the same lock),
+    so once `close()` returns no write is under way and none can start.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        with self._lock:
+            if self._closed:
+                raise StateFenced("memoryd is stopping: nothing more is written")
+            yield
+
+
+class StateUnusable(Exception):
+    """state.db is not a database, or not memoryd's: the message says which file and why."""
+
+
 class StateDB:
     """memoryd's own SQLite file. One instance per thread that uses it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fence: WriteFence | None = None) -> None:
         ensure_dir(path.parent)
         self.path = path
+        self.fence = fence or WriteFence()
         # Private before SQLite opens it: its -wal and -shm files copy the database's mode.
         private_file(path)
         self.conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA busy_timeout=10000")
-        self._migrate()
+        try:
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA busy_timeout=10000")
+            self._migrate()
+            self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise StateUnusable(f"{path}: not a memoryd state database ({exc})") from exc
+        except StateUnusable:
+            self.conn.close()
+            raise
+
+    def _check_schema(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(session)")}
+        missing = [c for c in _COLUMNS if c not in columns]
+        if version != len(MIGRATIONS) or missing:
+            what = f"schema version {version}, memoryd knows {len(MIGRATIONS)}"
+            raise StateUnusable(f"{self.path}: not this memoryd's state database ({what}; missing {missing or 'nothing'})")
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -100,16 +193,33 @@ class StateDB:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        with self.fence.guard():
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     def close(self) -> None:
         self.conn.close()
+
+    @classmethod
+    def open_or_rebuild(cls, path: Path, fence: WriteFence | None = None) -> tuple[StateDB, str]:
+        """Open `path`; a corrupt or foreign file is moved aside and a fresh one made.
+
+        Returns the database and, when it had to be rebuilt, what happened (for the log
+        and `memoryd status`, which reads it back from the meta key "rebuilt").
+        """
+        try:
+            return cls(path, fence), ""
+        except StateUnusable as exc:
+            aside = move_aside(path)
+            note = f"{exc}; moved to {aside.name} and started afresh (sessions are distilled again)"
+            db = cls(path, fence)
+            db.set_meta("rebuilt", note)
+            return db, note
 
     # -- meta ---------------------------------------------------------------
 
@@ -118,10 +228,11 @@ class StateDB:
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        with self.fence.guard():
+            self.conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     @property
     def watermark(self) -> int:
@@ -150,11 +261,12 @@ class StateDB:
     def put(self, record: SessionRecord) -> None:
         marks = ",".join("?" * len(_COLUMNS))
         updates = ",".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
-        self.conn.execute(
-            f"INSERT INTO session ({','.join(_COLUMNS)}) VALUES ({marks}) "
-            f"ON CONFLICT(session_id) DO UPDATE SET {updates}",
-            [getattr(record, c) for c in _COLUMNS],
-        )
+        with self.fence.guard():
+            self.conn.execute(
+                f"INSERT INTO session ({','.join(_COLUMNS)}) VALUES ({marks}) "
+                f"ON CONFLICT(session_id) DO UPDATE SET {updates}",
+                [getattr(record, c) for c in _COLUMNS],
+            )
 
     def records(self, status: str | None = None) -> list[SessionRecord]:
         sql, args = "SELECT * FROM session", ()
@@ -162,18 +274,30 @@ class StateDB:
             sql, args = sql + " WHERE status = ?", (status,)
         return [SessionRecord(**{k: r[k] for k in _COLUMNS}) for r in self.conn.execute(sql + " ORDER BY session_id", args)]
 
-    def ids_to_revisit(self, upgrades: bool, stopped: bool = True) -> list[str]:
+    def ids_to_revisit(self, upgrades: bool, held: bool = True, now_ms: int | None = None) -> list[str]:
         """Sessions a pass must look at even if their rows did not move.
 
-        Pending ones (settling; and, with `stopped`, those a failure or a stop left
-        pending) and, when a model is configured, extractive fallback notes waiting for
-        their upgrade.
+        Settling ones; with `held`, those a stop left; retries that are due (all of them
+        when `now_ms` is None); and, when a model is configured, extractive fallback
+        notes waiting for their upgrade.
         """
-        sql = "SELECT session_id FROM session WHERE (status = 'pending'"
-        sql += ")" if stopped else " AND last_error = '')"
+        clauses = ["status = 'settling'"]
+        args: list[int] = []
+        if held:
+            clauses.append("status = 'held'")
+        if now_ms is None:
+            clauses.append("status = 'retry'")
+        else:
+            clauses.append("(status = 'retry' AND retry_at <= ?)")
+            args.append(now_ms)
         if upgrades:
-            sql += " OR needs_upgrade = 1"
-        return [row[0] for row in self.conn.execute(sql)]
+            clauses.append("needs_upgrade = 1")
+        sql = "SELECT session_id FROM session WHERE " + " OR ".join(clauses)
+        return [row[0] for row in self.conn.execute(sql, args)]
+
+    def next_retry_ms(self) -> int | None:
+        """When the soonest `retry` session is due, or None."""
+        return self.conn.execute("SELECT MIN(retry_at) FROM session WHERE status = 'retry'").fetchone()[0]
 
     def project_dirs(self) -> set[str]:
         """The directories sessions ran in: where project memory trees may be."""
@@ -188,15 +312,29 @@ class StateDB:
             counts[status] = n
         return counts
 
+    # -- the model hold ------------------------------------------------------------
+
+    def hold(self) -> Hold | None:
+        """The stop in force (or last in force) for model calls, or None."""
+        raw = self.get_meta("hold")
+        if not raw:
+            return None
+        data = json.loads(raw)
+        return Hold(data["reason"], data["message"], int(data["until_ms"]), int(data.get("count", 1)))
+
+    def set_hold(self, hold: Hold | None) -> None:
+        self.set_meta("hold", json.dumps(asdict(hold)) if hold else "")
+
     # -- errors -----------------------------------------------------------------
 
     def log_error(self, message: str, session_id: str = "", now_ms: int | None = None) -> None:
         """Keep the last 200 errors for `memoryd status`."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        self.conn.execute(
-            "INSERT INTO error_log (time, session_id, message) VALUES (?, ?, ?)", (now_ms, session_id, message)
-        )
-        self.conn.execute("DELETE FROM error_log WHERE id <= (SELECT MAX(id) FROM error_log) - 200")
+        with self.fence.guard():
+            self.conn.execute(
+                "INSERT INTO error_log (time, session_id, message) VALUES (?, ?, ?)", (now_ms, session_id, message)
+            )
+            self.conn.execute("DELETE FROM error_log WHERE id <= (SELECT MAX(id) FROM error_log) - 200")
 
     def recent_errors(self, limit: int = 5) -> list[sqlite3.Row]:
         return self.conn.execute(
@@ -211,8 +349,9 @@ class StateDB:
         return (row[0], row[1]) if row else (0, 0)
 
     def add_spend(self, day: str, calls: int, tokens: int) -> None:
-        self.conn.execute(
-            "INSERT INTO spend (day, calls, tokens) VALUES (?, ?, ?) ON CONFLICT(day) DO UPDATE SET "
-            "calls = calls + excluded.calls, tokens = tokens + excluded.tokens",
-            (day, calls, tokens),
-        )
+        with self.fence.guard():
+            self.conn.execute(
+                "INSERT INTO spend (day, calls, tokens) VALUES (?, ?, ?) ON CONFLICT(day) DO UPDATE SET "
+                "calls = calls + excluded.calls, tokens = tokens + excluded.tokens",
+                (day, calls, tokens),
+            )

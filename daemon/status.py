@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -14,9 +15,9 @@ from daemon.timefmt import iso
 
 def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json)."""
-    from daemon.opencode.reader import OpenCodeReader, SourceError
+    from daemon.opencode.reader import OpenCodeReader, SourceError, unreadable
     from daemon.service.lock import read_lock
-    from daemon.state import StateDB
+    from daemon.state import StateDB, StateUnusable
 
     now = clock()
     out: dict[str, Any] = {"paths": {
@@ -44,11 +45,17 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
         out["source"] = {"ok": True, "newest_row": iso(newest) if newest else None}
     except SourceError as exc:
         out["source"] = {"ok": False, "error": str(exc)}
+    except sqlite3.DatabaseError as exc:
+        out["source"] = {"ok": False, "error": str(unreadable(paths.opencode_db, exc))}
 
     if not paths.state_db.exists():
         out["state"] = None
         return out
-    state = StateDB(paths.state_db)
+    try:
+        state = StateDB(paths.state_db)
+    except StateUnusable as exc:
+        out["state"] = {"unusable": f"{exc}; the daemon (or `memoryd distill`) moves it aside and starts afresh"}
+        return out
     try:
         watermark = state.watermark
         last_pass = int(state.get_meta("last_pass", "0"))
@@ -60,14 +67,15 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
             "last_pass": iso(last_pass) if last_pass else None,
             "last_sweep": state.get_meta("last_sweep") or None,
             "sessions": state.counts(),
-            # Pending without an error: still being written (or queued for the next pass).
-            "settling": len(state.ids_to_revisit(upgrades=False, stopped=False)),
             "needs_upgrade": sum(1 for r in records if r.needs_upgrade),
             "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
+            "hold": _hold(state, now),
+            "rebuilt": [note for note in (state.get_meta("rebuilt"), state.get_meta("index_rebuilt")) if note],
             "pending": [
-                {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
-                for r in state.records("pending")[:10]
-            ],
+                {"session_id": r.session_id, "title": r.title, "status": r.status, "last_error": r.last_error,
+                 "retry_at": iso(r.retry_at) if r.retry_at else None}
+                for r in records if r.status in ("held", "retry")
+            ][:10],
             "failed": [
                 {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
                 for r in state.records("failed")[:10]
@@ -83,6 +91,14 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
         state.close()
     out["checked_at"] = iso(int(now * 1000))
     return out
+
+
+def _hold(state: Any, now: float) -> dict[str, Any] | None:
+    """The stop that keeps the daemon from calling the model, while it lasts."""
+    hold = state.hold()
+    if hold is None or hold.until_ms <= now * 1000:
+        return None
+    return {"reason": hold.reason, "message": hold.message, "until": iso(hold.until_ms)}
 
 
 def _stale(settings: Settings, distilled: list[Any]) -> int:
@@ -183,16 +199,22 @@ def format_status(data: dict[str, Any]) -> str:
     st = data.get("state")
     if st is None:
         lines.append("No capture pass has run yet: run `memoryd distill`.")
+    elif "unusable" in st:
+        lines.append(f"State database: {st['unusable']}")
     else:
         lag = f", {_duration(st['lag_s'])} behind the newest row" if st["lag_s"] else ", up to date"
         lines.append(f"Watermark: {st['watermark'] or 'none yet'}{lag}; last pass {st['last_pass'] or 'never'}")
         c = st["sessions"]
         lines.append(
-            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['pending']} pending"
-            + (f" ({st['settling']} settling)" if st["settling"] else "")
-            + f", {c['failed']} failed"
+            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['settling']} settling, "
+            f"{c['held']} held, {c['retry']} to retry, {c['failed']} failed"
             + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
         )
+        if st.get("hold"):
+            h = st["hold"]
+            lines.append(f"Model calls held until {h['until']} ({h['reason']}): {h['message']}")
+        for note in st.get("rebuilt", []):
+            lines.append(f"Rebuilt: {note}")
         if st.get("stale"):
             lines.append(
                 f"  {st['stale']} stale: made by another model or prompt version; "
@@ -240,18 +262,18 @@ def format_status(data: dict[str, Any]) -> str:
 
 
 def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
-    """Pending sessions; a reason several share (a spent budget, a bad key) is said once."""
-    reasons: dict[str, list[dict[str, Any]]] = {}
+    """Held and retry sessions; a reason several share (a spent budget, a bad key) is said once."""
+    reasons: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in pending:
-        reasons.setdefault(row["last_error"], []).append(row)
+        reasons.setdefault((row["status"], row["last_error"]), []).append(row)
     lines = []
-    for reason, rows in reasons.items():
-        if len(rows) == 1 or not reason:
-            for row in rows:
-                why = f": {reason}" if reason else " (settling or queued)"
-                lines.append(f"  pending {row['session_id']} {row['title'][:40]}{why}")
+    for (status, reason), rows in reasons.items():
+        if len(rows) == 1:
+            row = rows[0]
+            when = f" (next try {row['retry_at']})" if row.get("retry_at") else ""
+            lines.append(f"  {status} {row['session_id']} {row['title'][:40]}{when}: {reason}")
             continue
-        lines.append(f"  pending, because {reason}:")
+        lines.append(f"  {status}, because {reason}:")
         lines.extend(f"    {row['session_id']} {row['title'][:40]}" for row in rows)
     return lines
 

@@ -27,11 +27,11 @@ def test_before_anything_it_says_what_to_do(home):
 def test_after_a_pass_it_counts_and_lists_roots(home, fixture_db):
     assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
     text = status().output
-    assert "Sessions: 6 distilled, 1 junk, 0 pending, 0 failed" in text
+    assert "Sessions: 6 distilled, 1 junk, 0 settling, 0 held, 0 to retry, 0 failed" in text
     assert "up to date" in text
     assert f"Memory (global): {home.global_root} — 6 memories" in text
     data = json.loads(status("--json").output)
-    assert data["state"]["sessions"] == {"distilled": 6, "junk": 1, "pending": 0, "failed": 0}
+    assert data["state"]["sessions"] == {"settling": 0, "held": 0, "retry": 0, "distilled": 6, "junk": 1, "failed": 0}
     assert data["daemon"]["running"] is False
     assert data["source"]["ok"] is True and data["model"]["provider"] == "extractive"
 
@@ -66,11 +66,11 @@ def test_sessions_still_being_written_are_counted_as_settling(home, fixture_db):
     _, paths = load_settings()
     state = StateDB(paths.state_db)
     record = state.records("distilled")[0]
-    record.status = "pending"  # what a pass records for a session updated within the settle time
+    record.status = "settling"  # what a pass records for a session updated within the settle time
     state.put(record)
     state.close()
-    assert "1 pending (1 settling)" in status().output
-    assert json.loads(status("--json").output)["state"]["settling"] == 1
+    assert "5 distilled, 1 junk, 1 settling, 0 held" in status().output
+    assert json.loads(status("--json").output)["state"]["sessions"]["settling"] == 1
 
 
 def test_memory_problems_show_the_first_few_and_the_total(home, fixture_db):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import faulthandler
+import logging
 import os
 import signal
+import sys
 
 import click
 
@@ -41,4 +43,11 @@ def run(app: AppContext) -> None:
         code = daemon.run()
     except AlreadyRunning as exc:
         fail(str(exc), EXIT_USAGE)
+    if daemon.abandoned:
+        # A worker stuck in a model call would keep the process (and its lock) alive
+        # until the call times out: end now; the kernel drops the lock with the process.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     raise SystemExit(code)

@@ -88,10 +88,58 @@ def connect_read_only(path: Path, busy_timeout_ms: int = 5000) -> sqlite3.Connec
             "Run OpenCode once to create it, or point memoryd at it with "
             "OPENCODE_DB=/path/to/opencode.db or [source] db = \"…\" in the config file."
         )
+    _check_file(path)
     # check_same_thread=False: the daemon hands the reader to its worker thread.
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=busy_timeout_ms / 1000, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise unreadable(path, exc) from exc
     return conn
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_file(path: Path) -> None:
+    """Raise SourceError naming what `path` is when it cannot be an SQLite database."""
+    if path.is_dir():
+        raise SourceError(f"{path} is a folder, not OpenCode's database file: point OPENCODE_DB or [source] db at opencode.db")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+            size = path.stat().st_size
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot be read ({exc.strerror}); check its permissions") from exc
+    head = header[: len(SQLITE_MAGIC)]
+    if not head:
+        raise SourceError(f"{path} is empty (0 bytes), not an OpenCode database: is OPENCODE_DB / [source] db right?")
+    if head != SQLITE_MAGIC:
+        raise SourceError(f"{path} is not an SQLite database (it starts with {head[:8]!r}): is OPENCODE_DB / [source] db right?")
+    expected = _expected_size(header)
+    if expected and size < expected:
+        raise SourceError(
+            f"{path} is truncated ({size} bytes; its header says {expected}): a partial copy? "
+            "OpenCode's own file is complete"
+        )
+
+
+def _expected_size(header: bytes) -> int:
+    """The file size an SQLite header promises (0 when it does not say reliably)."""
+    if len(header) < 100:
+        return 0
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The page count is only valid when the change counter matches "version-valid-for".
+    valid = header[24:28] == header[92:96]
+    return page_size * pages if valid else 0
+
+
+def unreadable(path: Path, exc: sqlite3.DatabaseError) -> SourceError:
+    """The error for a database SQLite cannot read (truncated, corrupt, unreadable)."""
+    return SourceError(f"{path}: OpenCode's database cannot be read ({exc}); is it truncated or damaged?")
 
 
 def retry_busy(fn: Callable[[], T], attempts: int = 5, sleep: Callable[[float], None] = time.sleep) -> T:
@@ -128,6 +176,12 @@ class OpenCodeReader:
         self.close()
 
     def _check_schema(self) -> dict[str, set[str]]:
+        try:
+            return self._read_schema()
+        except sqlite3.DatabaseError as exc:
+            raise unreadable(self.path, exc) from exc
+
+    def _read_schema(self) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
         for table, required in REQUIRED.items():
             cols = {row[1] for row in retry_busy(lambda t=table: self.conn.execute(f"PRAGMA table_info({t})").fetchall())}

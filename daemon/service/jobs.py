@@ -10,19 +10,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from daemon.config import Paths, Settings
 from daemon.logs import get_logger
 from daemon.timefmt import iso
 
-MODEL_RETRY_S = 300.0  # how long a stop other than the budget keeps the model alone
-
-
 @dataclass(frozen=True)
 class CaptureResult:
-    recheck_in: float | None  # seconds until a settling session should be quiet
+    recheck_in: float | None  # seconds until a settling session is quiet, a retry due or a hold over
     new_roots: bool  # a session ran in a project memoryd did not know yet
 
 
@@ -30,23 +27,46 @@ class Jobs:
     """Capture, tree refresh and sweep for `memoryd run`."""
 
     def __init__(self, settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> None:
-        from daemon.memory.index import SearchIndex
-        from daemon.state import StateDB
+        from daemon.state import StateDB, WriteFence
 
         self.settings = settings
         self.paths = paths
         self.clock = clock
         self.log = get_logger("memoryd.jobs")
-        self.state = StateDB(paths.state_db)
-        self.index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+        # Closed by request_stop(): after it, no connection of this daemon writes state.
+        self.fence = WriteFence()
+        self.state, rebuilt = StateDB.open_or_rebuild(paths.state_db, self.fence)
+        if rebuilt:
+            self.log.warning("state.rebuilt", detail=rebuilt)
+        self.index = self._open_index()
         self._capture = None
         self._data_version: int | None = None
         self._replaced = threading.Event()
         self._stop = threading.Event()
         self._source_error = ""
         self._opened_identity: tuple[int, int] | None = None
-        self._hold_until = 0.0
+        self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
+
+    def _open_index(self):  # noqa: ANN202 - SearchIndex, imported lazily
+        """Open index.db; a corrupt or foreign one is moved aside and rebuilt from the trees.
+
+        The search index is derived data: losing it costs one re-index (the reconcile
+        after start refreshes every tree), never a memory.
+        """
+        from daemon.memory.index import SearchIndex, SearchIndexError
+        from daemon.state import move_aside
+
+        timeout = self.settings.source.busy_timeout_ms
+        try:
+            return SearchIndex(self.paths.index_db, timeout)
+        except SearchIndexError as exc:
+            aside = move_aside(self.paths.index_db)
+            cause = exc.__cause__ or exc
+            note = f"search index {self.paths.index_db} was unusable ({cause}); moved to {aside.name}, rebuilt from the memory files"
+            self.log.warning("index.rebuilt", detail=note)
+            self.state.set_meta("index_rebuilt", f"{iso(int(self.clock() * 1000))} {note}")
+            return SearchIndex(self.paths.index_db, timeout)
 
     # -- capture -----------------------------------------------------------------------
 
@@ -65,71 +85,84 @@ class Jobs:
             self.log.info("source.reopened", db=str(self.paths.opencode_db))
         if self._capture is None:
             try:
-                self._capture = open_capture(self.settings, self.paths, self.clock)
+                self._capture = open_capture(self.settings, self.paths, self.clock, fence=self.fence)
             except (SourceError, ConfigError) as exc:
-                if str(exc) != self._source_error:
-                    self.log.warning("source.unavailable", error=str(exc))
-                self._source_error = str(exc)
+                self._source_failed(str(exc))
                 return None
             self._source_error = ""
             self._opened_identity = self._source_identity()
             self._capture.should_stop = self._stop.is_set
             self._data_version = None
+            # Another file than the one the watermark was taken on (an older copy put
+            # back, a restore): rows older than the watermark may be new to us.
+            identity = ":".join(map(str, self._opened_identity or ()))
+            if identity != self.state.get_meta("source_identity", identity):
+                self._full_next = True
+                self.log.info("source.replaced", db=str(self.paths.opencode_db), hint="comparing every session once")
+            self.state.set_meta("source_identity", identity)
         return self._capture
+
+    def _source_failed(self, error: str) -> None:
+        """Say once (per distinct error) that the source cannot be used; the daemon goes on."""
+        if error != self._source_error:
+            self.log.warning("source.unavailable", error=error)
+        self._source_error = error
 
     def capture(self, full: bool = False, idle: frozenset[str] = frozenset()) -> CaptureResult | None:
         """Run a capture pass if anything can have changed; None when there is no source.
 
         `idle`: sessions OpenCode said went idle; they are distilled without settling.
         """
+        import sqlite3
+
+        from daemon.capture.pipeline import PassOptions
+        from daemon.opencode.reader import unreadable
+
         capture = self._open_capture()
         if capture is None:
             return None
-        now = self.clock()
-        if capture.hold is not None and now >= self._hold_until:
-            capture.hold = None  # the stop has lifted: retry what it left pending
-            self.log.info("model.resumed")
-        holding = capture.hold is not None
-        version = capture.reader.data_version()
-        quiet = not self.state.ids_to_revisit(upgrades=False, stopped=not holding)
-        if not full and not idle and version == self._data_version and quiet:
-            return CaptureResult(self._hold_remaining(now), False)  # nothing committed since the last pass
-        self._data_version = version
-        from daemon.capture.pipeline import PassOptions
-
-        report = capture.run_pass(PassOptions(full_scan=full, idle=idle))
-        if report.stop_reason and capture.hold is None:
-            self._hold(capture, report.stop_reason, report.stop_message, now)
-        recheck = self._hold_remaining(now)
-        if report.settling:
-            now_ms = int(now * 1000)
-            due = report.next_settled_ms or now_ms + int(self.settings.capture.settle_seconds * 1000)
-            settle = max(0.05, (due - now_ms) / 1000)
-            recheck = settle if recheck is None else min(recheck, settle)
+        now_ms = int(self.clock() * 1000)
+        try:
+            if not self._may_have_work(capture, now_ms) and not (full or self._full_next or idle):
+                return CaptureResult(self._recheck_in(now_ms, None), False)  # nothing committed since the last pass
+            report = capture.run_pass(PassOptions(full_scan=full or self._full_next, patient=True, idle=idle))
+        except sqlite3.DatabaseError as exc:  # the source broke under us (truncated, replaced by garbage)
+            self._close_capture()
+            self._source_failed(str(unreadable(self.paths.opencode_db, exc)))
+            return None
+        except Exception:
+            if self._stop.is_set():  # the stop cut the pass short (its writes are fenced off)
+                return None
+            raise
+        self._full_next = self._full_next and report.interrupted
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
-        return CaptureResult(recheck, new_roots)
+        return CaptureResult(self._recheck_in(now_ms, report.next_settled_ms if report.settling else None), new_roots)
 
-    def _hold(self, capture, reason: str, message: str, now: float) -> None:  # noqa: ANN001
-        """After a stop, leave the model alone: till tomorrow for a spent budget, a few
-        minutes otherwise (a server coming back, a key being fixed with a reload)."""
-        from daemon.capture.distill.base import StopPass
+    def _may_have_work(self, capture, now_ms: int) -> bool:  # noqa: ANN001
+        """OpenCode committed since the last pass, or a session waits on a time that has come."""
+        hold = self.state.hold()
+        holding = hold is not None and hold.until_ms > now_ms
+        version = capture.reader.data_version()
+        changed = version != self._data_version
+        self._data_version = version
+        return changed or bool(self.state.ids_to_revisit(upgrades=False, held=not holding, now_ms=now_ms))
 
-        if reason == "budget":
-            tomorrow = datetime.fromtimestamp(now).date() + timedelta(days=1)
-            until = datetime.combine(tomorrow, datetime.min.time()).timestamp()
-        else:
-            until = now + MODEL_RETRY_S
-        capture.hold = StopPass(message, reason)
-        self._hold_until = until
-        self.log.warning("model.held", reason=reason, until=iso(int(until * 1000)), error=message)
-
-    def _hold_remaining(self, now: float) -> float | None:
-        """Seconds until a hold lifts (the loop then runs a pass), or None."""
-        if self._capture is None or self._capture.hold is None:
+    def _recheck_in(self, now_ms: int, settled_ms: int | None) -> float | None:
+        """Seconds until the next time-driven pass: a session quiet, a retry due, a hold over."""
+        due: list[tuple[int, float]] = []
+        if settled_ms is not None:
+            due.append((settled_ms, 0.05))
+        retry = self.state.next_retry_ms()
+        if retry is not None:
+            due.append((retry, 1.0))
+        hold = self.state.hold()
+        if hold is not None and hold.until_ms > now_ms:
+            due.append((hold.until_ms, 1.0))
+        if not due:
             return None
-        return max(1.0, self._hold_until - now)
+        return min(max(floor, (at - now_ms) / 1000) for at, floor in due)
 
     def _source_identity(self) -> tuple[int, int] | None:
         try:
@@ -198,16 +231,30 @@ class Jobs:
     # -- status and shutdown ---------------------------------------------------------
 
     def status_line(self) -> str:
+        from daemon.state import WAITING
+
         counts = self.state.counts()
+        waiting = sum(counts[s] for s in WAITING)
         line = (
-            f"{counts['distilled']} notes, {counts['pending']} pending, {counts['failed']} failed, "
+            f"{counts['distilled']} notes, {waiting} waiting, {counts['failed']} failed, "
             f"{len(self._project_dirs)} projects"
         )
-        return f"{line}; waiting for {self.paths.opencode_db}" if self._source_error else line
+        if self._source_error:
+            if not self.paths.opencode_db.exists():
+                return f"{line}; waiting for {self.paths.opencode_db}"
+            return f"{line}; source unusable: {self._source_error}"
+        hold = self.state.hold()
+        if hold is not None and hold.until_ms > int(self.clock() * 1000):
+            return f"{line}; model held ({hold.reason}) until {iso(hold.until_ms)}"
+        return line
 
     def request_stop(self) -> None:
-        """Ask a running pass to stop after the session it is on."""
+        """Stop all work: the pass after the session it is on, requests in flight now, and
+        every state write from here on (nothing is written once the daemon says `stopped`)."""
         self._stop.set()
+        self.fence.close()
+        if self._capture is not None:
+            self._capture.cancel()
 
     def _close_capture(self) -> None:
         from daemon.capture.pipeline import close_capture

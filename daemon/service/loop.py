@@ -19,14 +19,24 @@ from typing import Any
 from daemon.config import ConfigError, Paths, Settings, load_settings
 from daemon.files import is_temp_file
 from daemon.logs import get_logger
+from daemon.state import StateFenced
 
 # Kinds of work. A tree's work is keyed by its root path.
 CAPTURE = "capture"
+SETTLED = "settled"  # a capture pass when a settling session (or a retry, a hold) is due
 RECONCILE = "reconcile"
 SWEEP = "sweep"
 ROOTS = "roots"  # re-discover memory roots (a new project tree may exist)
 TREE = "tree:"  # + root path
 TREE_DEBOUNCE_MS = 50
+# A debounce window that OpenCode's steady writes keep open still closes this long after
+# the burst began: a busy session never keeps another's note waiting.
+MAX_DEBOUNCE_S = 1.0
+EXIT_START_FAILED = 1
+
+
+class WorkerStartError(Exception):
+    """The worker could not open what it works with: the daemon does not half-start."""
 
 
 class WorkQueue:
@@ -34,20 +44,28 @@ class WorkQueue:
 
     `mark(kind, delay)` makes the kind due `delay` seconds from now, or keeps the
     earlier time if it is already due sooner, unless `trailing`: then each mark pushes
-    it back (a debounce window that closes when the burst is over).
+    it back (a debounce window that closes when the burst is over), but never past
+    `max_delay` after the burst's first mark.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._due: dict[str, float] = {}
+        self._first: dict[str, float] = {}  # when the burst now being debounced began
         self._cond = threading.Condition()
         self._clock = clock
         self._closed = False
 
-    def mark(self, kind: str, delay: float = 0.0, trailing: bool = False) -> None:
+    def mark(self, kind: str, delay: float = 0.0, trailing: bool = False, max_delay: float | None = None) -> None:
         with self._cond:
-            at = self._clock() + delay
+            now = self._clock()
+            at = now + delay
             current = self._due.get(kind)
-            self._due[kind] = at if current is None or trailing else min(current, at)
+            if current is not None and not trailing:
+                at = min(current, at)
+            elif trailing and max_delay is not None:
+                first = self._first.setdefault(kind, now)
+                at = min(at, first + max(max_delay, delay))
+            self._due[kind] = at
             self._cond.notify()
 
     def close(self) -> None:
@@ -69,6 +87,7 @@ class WorkQueue:
                     kind, at = min(self._due.items(), key=lambda item: item[1])
                     if at <= now:
                         del self._due[kind]
+                        self._first.pop(kind, None)
                         return kind
                     wait = at - now
                 else:
@@ -124,6 +143,10 @@ class Daemon:
         self._idle: set[str] = set()  # sessions OpenCode said went idle, for the next pass
         self._idle_lock = threading.Lock()
         self._socket: Any = None
+        self._start_error: BaseException | None = None
+        # The worker outlived the stop timeout (a model call that would not end): the
+        # process must end now, and the lock is kept until it does.
+        self.abandoned = False
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -142,12 +165,20 @@ class Daemon:
             with SignalHandlers(stop=self.stop, on_reload=self._request_reload):
                 return self._serve()
         finally:
-            lock.release()
+            # An abandoned worker may still be inside a model call: the lock stays held
+            # until the process ends (the caller exits at once; the kernel drops the flock).
+            if not self.abandoned:
+                lock.release()
 
     def _serve(self) -> int:
         self.log.info("daemon.starting", pid=os.getpid(), db=str(self.paths.opencode_db))
-        self._start()
-        self._start_socket()
+        try:
+            self._start()
+            self._start_socket()
+        except WorkerStartError as exc:
+            self.log.error("daemon.start_failed", error=str(exc))
+            self._shutdown()
+            return EXIT_START_FAILED
         try:
             # Sleep until a signal, or the next watchdog ping when systemd asks for them:
             # an idle daemon wakes up for nothing else (each wake-up costs CPU time).
@@ -171,11 +202,15 @@ class Daemon:
 
     def _start(self) -> None:
         self._jobs_ready = threading.Event()
+        self._start_error = None
         self._worker = threading.Thread(target=self._work, args=(self.queue,), name="memoryd-worker", daemon=True)
         self._worker.start()
         # The worker owns the jobs (and their SQLite connections); watchers start once
         # they exist, so no event arrives before there is anything to handle it.
-        self._jobs_ready.wait(30)
+        self._jobs_ready.wait()
+        if self._start_error is not None:
+            exc = self._start_error
+            raise WorkerStartError(f"cannot start the worker: {type(exc).__name__}: {exc}") from exc
         self._start_watchers()
         self._start_scheduler()
         # The first reconcile runs before READY=1: the service is only "up" once it works.
@@ -192,8 +227,9 @@ class Daemon:
         if self._worker is not None:
             self._worker.join(self.settings.service.shutdown_timeout_s)
             if self._worker.is_alive():
-                # A long model call: the note is never half-written (atomic writes), and
-                # the session is simply redone at the next start.
+                # A model call that would not end: its writes are fenced off, the note is
+                # never half-written (atomic writes), and the session is redone next start.
+                self.abandoned = True
                 self.log.warning("daemon.worker_abandoned", kind=self.health.last_kind)
 
     def _request_reload(self) -> None:
@@ -261,7 +297,12 @@ class Daemon:
         # Each worker owns its jobs and its queue. After a reload that had to leave a
         # busy worker behind, the old one finishes its item with its own jobs, closes
         # them and ends; it never touches the new worker's.
-        jobs = self._jobs_factory(self.settings, self.paths)
+        try:
+            jobs = self._jobs_factory(self.settings, self.paths)
+        except BaseException as exc:  # noqa: BLE001 - handed to _start, which stops the daemon
+            self._start_error = exc
+            self._jobs_ready.set()
+            return
         self.jobs = jobs
         self._jobs_ready.set()
         try:
@@ -278,6 +319,8 @@ class Daemon:
         self.health.last_kind = kind
         try:
             self._do(kind, jobs, queue)
+        except StateFenced:
+            return  # stopping: the job was cut short, nothing more is written
         except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
@@ -285,16 +328,17 @@ class Daemon:
         if kind == RECONCILE and not self.ready.is_set():
             self.ready.set()
             self.notifier.ready()
-            self.log.info("daemon.ready")
+            self.log.info("daemon.ready", status=jobs.status_line())
 
     def _do(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
-        if kind in (CAPTURE, RECONCILE):
+        if kind in (CAPTURE, SETTLED, RECONCILE):
             result = jobs.capture(full=kind == RECONCILE, idle=self._take_idle())
             if result is not None:
                 if result.recheck_in is not None:
                     # A session is settling: look again when it should have gone quiet,
-                    # even if OpenCode writes nothing more.
-                    queue.mark(CAPTURE, result.recheck_in)
+                    # even if OpenCode writes nothing more. A kind of its own, that no
+                    # database event can push back.
+                    queue.mark(SETTLED, result.recheck_in)
                 if result.new_roots:
                     queue.mark(ROOTS)
             if kind == RECONCILE:
@@ -364,7 +408,7 @@ class Daemon:
         debounce = self.settings.watch.debounce_ms / 1000
         if replaced:
             self.jobs.source_replaced()
-        self.queue.mark(CAPTURE, debounce, trailing=True)
+        self.queue.mark(CAPTURE, debounce, trailing=True, max_delay=MAX_DEBOUNCE_S)
 
     def _on_tree_event(self, root: Path) -> None:
         # Editors save in bursts of a few milliseconds (temp file, rename), not WAL-style

@@ -228,12 +228,12 @@ def test_spent_budget_leaves_sessions_pending_until_tomorrow(home, fixture_db, f
     assert len(model.requests) == 3
     notes = notes_in(home.global_root)
     assert len(notes) == 3  # no extractive stand-ins
-    waiting = [r for r in records(home).values() if r.status == "pending"]
+    waiting = [r for r in records(home).values() if r.status == "held"]
     assert len(waiting) == 3 and all("budget" in r.last_error for r in waiting)
     assert not [r for r in records(home).values() if r.status == "failed"]
 
     shown = memoryd("status").output
-    assert "3 pending, 0 failed" in shown
+    assert "3 held, 0 to retry, 0 failed" in shown
     assert "3/3 calls" in shown and "budget spent" in shown
 
     # Same day, again: the budget still holds, no request goes out.
@@ -248,7 +248,7 @@ def test_spent_budget_leaves_sessions_pending_until_tomorrow(home, fixture_db, f
     assert sorted(report.distilled) == sorted(r.session_id for r in waiting) and not report.pending
     assert len(model.requests) == 6
     assert set(notes_in(home.global_root)) == {s["session"] for s in roots(fixture_sessions)}
-    assert "6 distilled, 1 junk, 0 pending, 0 failed" in status_text(tomorrow)
+    assert "6 distilled, 1 junk, 0 settling, 0 held, 0 to retry, 0 failed" in status_text(tomorrow)
 
 
 def test_budget_fallback_writes_extractive_notes_then_upgrades_them(home, fixture_db, fixture_sessions, model, monkeypatch):
@@ -333,7 +333,7 @@ def test_rejected_key_stops_the_pass_after_one_request(home, fixture_db, model, 
     assert "1 junk" in result.output  # a greeting needs no model, stop or no stop
     assert not notes_in(home.global_root)
     statuses = {r.status for r in records(home).values() if r.status != "junk"}
-    assert statuses == {"pending"}
+    assert statuses == {"held"}
     shown = memoryd("status").output
     assert "rejected the API key from $TEST_MODEL_KEY" in shown and "0 failed" in shown
 
@@ -355,7 +355,7 @@ def test_unreachable_server_leaves_sessions_pending(home, fixture_db, monkeypatc
     assert result.exit_code == 1
     assert "not reachable" in result.output and "is it running" in result.output
     assert not notes_in(home.global_root)
-    assert {r.status for r in records(home).values() if r.status != "junk"} == {"pending"}
+    assert {r.status for r in records(home).values() if r.status != "junk"} == {"held"}
     shown = memoryd("status").output
     assert "cannot connect" in shown and "0 failed" in shown
 
@@ -381,7 +381,13 @@ def test_other_stops_say_what_to_do(home, fixture_db, model, monkeypatch, reply,
 # -- 5: the circuit breaker -------------------------------------------------------------------
 
 
-def test_a_session_the_server_always_fails_opens_its_circuit(home, fixture_db, fixture_sessions, model, monkeypatch):
+def test_a_session_the_server_always_fails_waits_with_backoff_and_never_blocks_the_others(
+    home, fixture_db, fixture_sessions, model, monkeypatch
+):
+    """A 500 for one input is the server's state as far as memoryd can tell: the session
+    is retried later, more and more rarely, never given up on; the others are not held."""
+    from daemon.capture.pipeline import PassOptions
+
     broken = fixture_sessions["big-log"]
     healthy = [s for s in roots(fixture_sessions) if s is not broken]
     failing = {"on": True}
@@ -395,27 +401,28 @@ def test_a_session_the_server_always_fails_opens_its_circuit(home, fixture_db, f
     use_model(monkeypatch, model.url + "/v1")
     now = [time.time()]
     capture = capture_at(lambda: now[0], max_failed_passes=2)
+    daemon_pass = PassOptions(patient=True)
     try:
-        first = capture.run_pass()
+        first = capture.run_pass(daemon_pass)
         assert [sid for sid, _ in first.pending] == [broken["session"]] and len(first.distilled) == 5
-        second = capture.run_pass()
-        assert [sid for sid, _ in second.failed] == [broken["session"]] and "HTTP 500" in second.failed[0][1]
-        third = capture.run_pass()
-        assert not third.failed and not third.distilled
-        assert model.asked(broken["project"]) == 2  # circuit open: no call for the same transcript
-        assert all(model.asked(s["project"]) == 1 for s in healthy)
-        assert "failed  " + broken["session"] in status_text() and "CUDA out of memory" in status_text()
-
-        # The session changes: it gets its chances again (pending, not failed, after one more 500)…
-        at = max_time(fixture_db) + 1000
-        add_message(fixture_db, broken["session"], "msg_zzzz7", "user",
-                    [("prt_zzzz7", {"type": "text", "text": "the worker still times out, look again"})], at)
-        now[0] = at / 1000 + 60
-        changed = capture.run_pass()
-        assert [sid for sid, _ in changed.pending] == [broken["session"]] and not changed.failed
-        # …and once the server copes, its note is written.
+        assert not first.stop_reason  # one input failing does not open the breaker
+        asked = model.asked(broken["project"])
+        assert capture.state.get(broken["session"]).status == "retry"
+        capture.run_pass(daemon_pass)
+        assert model.asked(broken["project"]) == asked  # not due yet: no call
+        for _ in range(3):  # more passes than max_failed_passes: still never failed
+            now[0] = capture.state.get(broken["session"]).retry_at / 1000 + 1
+            again = capture.run_pass(daemon_pass)
+            assert not again.failed and [sid for sid, _ in again.pending] == [broken["session"]]
+        record = capture.state.get(broken["session"])
+        assert record.status == "retry" and record.attempts == 4 and "HTTP 500" in record.last_error
+        assert record.retry_at - int(now[0] * 1000) >= 8 * 60_000  # the pause grows each time
+        shown = status_text()
+        assert "retry " + broken["session"] in shown and "CUDA out of memory" in shown and "0 failed" in shown
+        # Once the server copes, its note is written.
         failing["on"] = False
-        fixed = capture.run_pass()
+        now[0] = record.retry_at / 1000 + 1
+        fixed = capture.run_pass(daemon_pass)
         assert fixed.distilled == [broken["session"]]
     finally:
         close_capture(capture)

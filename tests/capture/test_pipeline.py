@@ -151,7 +151,7 @@ def test_session_still_being_written_waits(home, fixture_db, fixture_sessions):
     report = capture.run_pass()
     last = fixture_sessions["deploy-pnpm"]["session"]  # the continued one is the newest
     assert report.settling == [last] and len(report.distilled) == 5
-    assert capture.state.get(last).status == "pending"
+    assert capture.state.get(last).status == "settling"
     capture.clock = lambda: (newest + 4000) / 1000
     report = capture.run_pass()
     assert report.distilled == [last]
@@ -175,7 +175,7 @@ def test_failures_retry_then_open_the_circuit_until_the_session_changes(home, fi
     capture = make_capture(distiller, max_failed_passes=2)
     first = capture.run_pass()
     assert (sid, "model server said no") in first.pending and len(first.distilled) == 5
-    assert capture.state.get(sid).status == "pending"
+    assert capture.state.get(sid).status == "retry"
     second = capture.run_pass()
     assert second.failed == [(sid, "model server said no")] and second.exit_code == 1
     calls = len(distiller.calls)
@@ -342,7 +342,7 @@ def test_one_bad_session_never_stops_the_others(home, tmp_path, fixture_db, fixt
     assert len(report.distilled) == 5
     assert len(notes_in(home.global_root)) == 5  # all recorded: a second pass redoes nothing
     again = capture.run_pass()
-    assert again.distilled == [] and capture.state.get(blocked).status == "pending"
+    assert again.distilled == [] and capture.state.get(blocked).status == "retry"
     close(capture)
 
 

@@ -140,7 +140,8 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
 
 def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone(home, fixture_db, fixture_sessions, monkeypatch):
     """Server says "come back in an hour": no request and no rebuild on every write, until the hold lifts."""
-    from daemon.service.jobs import MODEL_RETRY_S, Jobs
+    import daemon.capture.run as runner
+    from daemon.service.jobs import Jobs
     from tests.capture.helpers import max_time
 
     server = ModelServer()
@@ -157,17 +158,18 @@ def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone
         try:
             jobs.capture(full=True)
             assert len(server.requests) == 1  # one answer stops the pass
-            assert jobs.state.counts()["pending"] == 6
+            assert jobs.state.counts()["held"] == 6
+            assert "model held (rate_limit)" in jobs.status_line()
             builds = []
-            original = jobs._capture._build
-            jobs._capture._build = lambda info, *a: builds.append(info.id) or original(info, *a)
+            original = runner._build
+            monkeypatch.setattr(runner, "_build", lambda p, info, *a: builds.append(info.id) or original(p, info, *a))
             sid = fixture_sessions["cjk-deploy"]["session"]
             add_message(fixture_db, sid, "msg_zzzz5", "user", [("prt_zzzz5", {"type": "text", "text": "再试一次"})], max_time(fixture_db) + 1000)
             result = jobs.capture()
             assert builds == [sid]  # only the session that changed; the held ones stay as they are
             assert len(server.requests) == 1  # and no call while the hold lasts
-            assert result.recheck_in is not None and result.recheck_in > MODEL_RETRY_S - 5
-            now[0] += MODEL_RETRY_S + 1
+            assert result.recheck_in is not None and result.recheck_in > 3600 - 5  # as long as the server asked
+            now[0] += 3600 + 1
             server.default = Reply(json={"choices": [{"message": {"role": "assistant", "content": NOTE}}]})
             jobs.capture()
             assert jobs.state.counts()["distilled"] == 6  # the hold lifted: everything is done

@@ -54,22 +54,29 @@ class Distilled:
 
 
 class DistillError(Exception):
-    """Distillation failed for this session; `retryable` says if a later pass may succeed."""
+    """Distillation failed for this session; `retryable` says if a later pass may succeed.
 
-    def __init__(self, message: str, retryable: bool = True) -> None:
+    `transient`: the server's state (5xx, a timeout), not this session's: retried with
+    backoff however often it happens, never given up on.
+    """
+
+    def __init__(self, message: str, retryable: bool = True, transient: bool = False) -> None:
         super().__init__(message)
-        self.retryable = retryable
+        self.retryable = retryable or transient
+        self.transient = transient
 
 
 class StopPass(DistillError):
-    """Stop calling the distiller for the rest of this pass (bad API key, budget spent).
+    """Stop calling the distiller for the rest of this pass (bad API key, budget spent,
+    a server that keeps failing).
 
-    The session is left pending, not failed.
+    The session is left `held`, not failed.
     """
 
-    def __init__(self, message: str, reason: str = "error") -> None:
-        super().__init__(message, retryable=True)
-        self.reason = reason  # "auth" | "budget" | …
+    def __init__(self, message: str, reason: str = "error", wait_s: float = 0.0) -> None:
+        super().__init__(message, retryable=True, transient=True)
+        self.reason = reason
+        self.wait_s = wait_s  # how long the server asked us to stay away (Retry-After), if it said  # "auth" | "budget" | …
 
 
 class Distiller(Protocol):

@@ -88,7 +88,7 @@ def open_model_distiller(
 
     if llm.provider == "extractive":  # no model, nothing to budget
         return make_distiller(llm, {}, None), distiller_identity(llm)
-    budget = Budget.from_settings(StateDB(state.path), llm, clock, owns_store=True)
+    budget = Budget.from_settings(StateDB(state.path, fence=getattr(state, "fence", None)), llm, clock, owns_store=True)
     try:
         distiller = make_distiller(llm, os.environ if env is None else env, budget, sleep=sleep, clock=clock)
     except BaseException:

@@ -28,6 +28,7 @@ from daemon.scrub import redact
 log = structlog.get_logger(__name__)
 
 RETRY_AFTER_CAP_S = 60.0  # a server asking for a longer pause is retried next pass instead
+BREAKER_THRESHOLD = 3  # server failures in a row (any session, any thread) that stop the pass
 BACKOFF = tenacity.wait_exponential_jitter(initial=1, max=30, jitter=1)
 USER_AGENT = "memoryd"
 
@@ -57,6 +58,36 @@ class _Retry(Exception):
         super().__init__(message)
         self.retry_after = retry_after
         self.unreachable = unreachable  # no connection at all: the server, not the session
+
+
+class Breaker:
+    """Counts server failures in a row (5xx, timeouts, no connection) across threads.
+
+    `threshold` in a row, for at least two different transcripts, open it, and the
+    attempt that opens it stops the pass: a dead or hanging server costs one session's
+    retries and one more request, not every session's retries. One transcript that
+    the server always fails on (a 500 for that input) never opens it: the others go on.
+    Any answer closes it. It stays open between passes, so the next pass's first
+    failure stops that pass at once: probing a server still down costs one request.
+    """
+
+    def __init__(self, threshold: int = BREAKER_THRESHOLD) -> None:
+        self.threshold = threshold
+        self._failures = 0
+        self._keys: set[str] = set()
+        self._lock = threading.Lock()
+
+    def success(self) -> None:
+        with self._lock:
+            self._failures = 0
+            self._keys = set()
+
+    def failure(self, key: str) -> bool:
+        """Count one failure for transcript `key`; return True when the breaker is (now) open."""
+        with self._lock:
+            self._failures += 1
+            self._keys.add(key)
+            return self._failures >= self.threshold and len(self._keys) >= 2
 
 
 def make_client(llm: Any) -> httpx.Client:
@@ -132,6 +163,8 @@ class ModelDistiller:
         # Case-insensitive merge: a configured "Anthropic-Version" replaces the default.
         self._headers.update(llm.extra_headers)
         self._slots = threading.BoundedSemaphore(llm.concurrency)
+        self._breaker = Breaker()
+        self._cancelled = False
 
     # -- the Distiller interface ------------------------------------------------
 
@@ -145,7 +178,7 @@ class ModelDistiller:
         # Reserve what the call may cost at most: its input plus a full answer.
         estimate = estimate_tokens(SYSTEM_PROMPT + user) + self.llm.max_output_tokens
         with self._reserve(estimate) as reservation, self._slots:
-            response = self._post(body)
+            response = self._post(body, transcript.hash)
             data, tokens = self._settle(response, SYSTEM_PROMPT + user, reservation)
         try:
             text = self.dialect.text(data)
@@ -167,6 +200,11 @@ class ModelDistiller:
         self._client.close()
         if self._budget is not None:
             self._budget.close()
+
+    def cancel(self) -> None:
+        """From another thread (shutdown): no new request, and close the connections."""
+        self._cancelled = True
+        self._client.close()
 
     # -- steps --------------------------------------------------------------------
 
@@ -199,7 +237,7 @@ class ModelDistiller:
             raise DistillError(self._clean(f"model server {self.url} returned malformed JSON ({excerpt!r})"))
         return data, tokens
 
-    def _post(self, body: dict[str, Any]) -> httpx.Response:
+    def _post(self, body: dict[str, Any], key: str) -> httpx.Response:
         """POST `body`, retrying what is worth retrying; return the 2xx response."""
         attempts = self.llm.max_retries + 1
         retrying = tenacity.Retrying(
@@ -211,26 +249,50 @@ class ModelDistiller:
             reraise=True,
         )
         try:
-            return retrying(self._attempt, body)
+            return retrying(self._attempt, body, key)
         except _Retry as exc:
+            # Rare: fewer attempts per call (llm.max_retries) than open the breaker. Still the
+            # server's state, not the session's: retried later, never given up on.
             message = self._clean(f"model server {self.url}: {exc}; gave up after {attempts} attempts")
             if exc.unreachable:
-                # A stopped server is no session's fault: keep them all pending, untouched,
-                # instead of charging each a failed attempt until it is marked failed.
-                raise StopPass(message + "; is it running? Sessions stay pending", reason="unavailable") from None
-            raise DistillError(message, retryable=True) from None
+                # A stopped server is no session's fault: hold them all, untouched.
+                raise StopPass(message + "; is it running? Sessions are held", reason="unavailable") from None
+            raise DistillError(message, transient=True) from None
 
-    def _attempt(self, body: dict[str, Any]) -> httpx.Response:
+    def _server_failed(self, exc: _Retry, key: str) -> _Retry:
+        """Count a server failure; stop the pass when the breaker opens, else retry."""
+        if not self._breaker.failure(key):
+            return exc
+        hint = "is it running? " if exc.unreachable else ""
+        raise StopPass(
+            self._clean(
+                f"model server {self.url} failed {self._breaker.threshold} times in a row (last: {exc}); "
+                f"{hint}the pass stopped and its sessions are held until the server answers again"
+            ),
+            reason="unavailable",
+        ) from None
+
+    def _attempt(self, body: dict[str, Any], key: str) -> httpx.Response:
         """One request; sort any failure into retry, stop-the-pass, or fail-this-session."""
+        if self._cancelled:
+            raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown")
         try:
             response = self._client.post(self.url, json=body, headers=self._headers)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise _Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True) from exc
+            raise self._server_failed(_Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True), key) from exc
         except httpx.TimeoutException as exc:
-            raise _Retry(f"no answer within {self.llm.timeout_s:g} s (llm.timeout_s)") from exc
+            raise self._server_failed(_Retry(f"no answer within {self.llm.timeout_s:g} s (llm.timeout_s)"), key) from exc
         except httpx.TransportError as exc:
-            raise _Retry(f"cannot reach the server ({type(exc).__name__}: {exc})") from exc
+            raise self._server_failed(_Retry(f"cannot reach the server ({type(exc).__name__}: {exc})"), key) from exc
+        except RuntimeError as exc:  # the client was closed under us: shutdown
+            if not self._cancelled:
+                raise
+            raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown") from exc
         status = response.status_code
+        if (status >= 500 and status != 503) or status == 408:
+            raise self._server_failed(_Retry(f"HTTP {status} ({redact(_server_message(response))})"), key)
+        if status != 503:
+            self._breaker.success()  # the server answered: whatever it said, it is up
         if status < 300:
             return response
         detail = redact(_server_message(response))
@@ -247,10 +309,10 @@ class ModelDistiller:
                         f"more than {RETRY_AFTER_CAP_S:.0f} s; trying again next pass"
                     ),
                     reason="rate_limit",
+                    wait_s=wait,
                 )
-            raise _Retry(f"HTTP {status} ({detail})", retry_after=wait)
-        if status >= 500 or status == 408:
-            raise _Retry(f"HTTP {status} ({detail})")
+            retry = _Retry(f"HTTP {status} ({detail})", retry_after=wait)
+            raise self._server_failed(retry, key) if status == 503 else retry
         if status == 404:
             # Wrong base_url or an unknown model: every session would fail the same way.
             raise StopPass(

@@ -1,0 +1,394 @@
+"""The runner of one capture pass: read, call the distiller, write, record.
+
+Every decision is `daemon.capture.plan`'s; this module only carries it out. What one
+pass needs to remember (the stop in force, the notes awaiting their commit) lives on a
+`_Pass` made for that pass and dropped after it, never on the long-lived `Capture`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from daemon.capture import plan
+from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
+from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.notes import choose_note_dir, note_filename, render_note
+from daemon.capture.plan import Action, PassOptions, PassReport
+from daemon.capture.transcript import build_transcript
+from daemon.files import atomic_write_text, sync_files, write_if_changed
+from daemon.opencode.reader import SessionInfo
+from daemon.state import Hold, SessionRecord
+
+if TYPE_CHECKING:
+    from daemon.capture.pipeline import Capture
+
+CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
+RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
+BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class _Job:
+    info: SessionInfo
+    record: SessionRecord
+    transcript: Transcript | _NoTranscript
+
+
+@dataclass(frozen=True)
+class _NoTranscript:
+    """Stands in for a transcript that could not be built: only its hash is needed."""
+
+    hash: str
+
+
+@dataclass
+class _Pass:
+    """What one pass carries from session to session."""
+
+    capture: Capture
+    options: PassOptions
+    progress: Progress | None
+    now_ms: int
+    hold: Hold | None  # a stop still in force: the model is not called this pass
+    report: PassReport = field(default_factory=PassReport)
+    stop: StopPass | None = None
+    answered: bool = False  # the distiller answered once: calls may run in parallel now
+    to_commit: list[SessionRecord] = field(default_factory=list)  # written notes awaiting one sync + commit
+    done: int = 0
+    total: int = 0
+    detail: Callable[..., Any] = print
+
+    def tick(self, title: str) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total, title)
+
+
+def run_pass(capture: Capture, options: PassOptions, progress: Progress | None = None) -> PassReport:
+    """Run one pass; return what happened. One bad session never stops the others."""
+    started = capture.clock()
+    now_ms = int(started * 1000)
+    state, reader = capture.state, capture.reader
+    p = _Pass(capture, options, progress, now_ms, _hold_in_force(capture, options, now_ms))
+    p.stop = StopPass(p.hold.message, p.hold.reason) if p.hold else None
+    newest_message = reader.newest_message_id()
+    # The watermark comes from the source's own clock where it can: a local clock
+    # that ran ahead once must not hide later edits until real time catches up.
+    newest_row = reader.newest_update()
+    watermark = min(now_ms, newest_row) if newest_row else now_ms
+    sessions, full_scope = capture.candidates(options, held=p.hold is None, now_ms=now_ms)
+    known_before = state.count_records() if full_scope else 0
+    p.total = len(sessions)
+    # A backfill of thousands logs its sessions at debug level: the summary says enough.
+    p.detail = capture.log.info if p.total <= BULK_PASS else capture.log.debug
+    known_seen = _walk(p, sessions)
+    report = p.report
+    # Sessions the watermark let us skip without a look are unchanged too.
+    report.unchanged += max(0, known_before - known_seen) if full_scope else 0
+    if full_scope and not options.dry_run and not options.redistill_stale and not report.interrupted:
+        # The watermark is the pass's *start*: rows written during it are seen next time.
+        state.set_watermark(watermark)
+        state.set_meta("last_message_id", newest_message)
+    _update_hold(p)
+    state.set_meta("last_pass", str(now_ms))
+    report.seconds = capture.clock() - started
+    capture.log.info(
+        "pass.done",
+        distilled=len(report.distilled),
+        junk=len(report.junk),
+        unchanged=report.unchanged,
+        settling=len(report.settling),
+        failed=len(report.failed),
+        pending=len(report.pending),
+        calls=report.calls,
+        seconds=round(report.seconds, 3),
+        **({"stopped": report.stop_reason} if report.stop_reason else {}),
+    )
+    return report
+
+
+def _hold_in_force(capture: Capture, options: PassOptions, now_ms: int) -> Hold | None:
+    """The stop a patient pass (the daemon's) still honours; a manual pass tries now."""
+    hold = capture.state.hold()
+    if hold is None or hold.until_ms <= now_ms or not options.patient or options.force:
+        return None
+    return hold
+
+
+def _update_hold(p: _Pass) -> None:
+    """Record a new stop (how long the model is left alone), or lift an old one."""
+    state, report = p.capture.state, p.report
+    if p.options.dry_run or p.hold is not None:
+        return
+    previous = state.hold()
+    if report.stop_reason:
+        tomorrow_ms = plan.local_midnight_after_ms(p.now_ms)
+        hold = plan.next_hold(
+            report.stop_reason, report.stop_message, p.now_ms, previous, tomorrow_ms, report.stop_wait_ms
+        )
+        state.set_hold(hold)
+        p.capture.log.warning("model.held", reason=hold.reason, until_ms=hold.until_ms, error=hold.message)
+    elif previous is not None and report.calls:
+        state.set_hold(None)
+        p.capture.log.info("model.resumed", reason=previous.reason)
+
+
+def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
+    """Plan and act on each session, distilling in batches; return how many had records."""
+    capture, options = p.capture, p.options
+    settle_ms = int(capture.settings.capture.settle_seconds * 1000)
+    records: dict[str, SessionRecord] = {}
+    known_seen = 0
+    batch: list[_Job] = []
+    for position, info in enumerate(sessions):
+        if position % RECORD_CHUNK == 0:
+            # Records are fetched a slice at a time: a full scan of 10,000 sessions
+            # must not hold 10,000 records at once (the daemon's resident memory).
+            records = capture.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
+            known_seen += len(records)
+        if capture.should_stop():
+            # Shutting down: what is done is recorded below; the rest waits for the
+            # next start (the watermark does not move past it).
+            p.report.interrupted = True
+            break
+        record = records.get(info.id)
+        action = plan.plan_session(info, record, p.now_ms, settle_ms, options, capture.identity, p.hold)
+        job = _act(p, info, record, action, settle_ms)
+        if job is None:
+            p.tick(info.title)
+            continue
+        batch.append(job)
+        if len(batch) >= CHUNK:
+            _distill_batch(p, batch)
+            batch = []
+    _distill_batch(p, batch)
+    return known_seen
+
+
+def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Action, settle_ms: int) -> _Job | None:
+    """Carry out a planned action; return a job when the distiller must run."""
+    report = p.report
+    if action in (Action.UNCHANGED, Action.WAIT):
+        report.unchanged += 1
+        return None
+    if action is Action.SETTLING:
+        report.settling.append(info.id)
+        quiet_at = info.time_updated + settle_ms
+        report.next_settled_ms = min(report.next_settled_ms or quiet_at, quiet_at)
+        if not p.options.dry_run:
+            p.capture.state.put(plan.settling(record or SessionRecord(session_id=info.id), info))
+        return None
+    try:
+        return _build(p, info, record)
+    except (OSError, ValueError, TypeError, KeyError, sqlite3.DatabaseError) as exc:
+        # A row shape no OpenCode release wrote yet, an unwritable folder: this
+        # session fails (retried, then given up); the others go on.
+        _record_error(p, info, record or SessionRecord(session_id=info.id), exc, "")
+        return None
+
+
+def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | None:
+    """Read rows and build the transcript; return a job if the distiller must run."""
+    capture, report = p.capture, p.report
+    transcript = build_transcript(capture.reader.session_rows(info), capture.limits)
+    for warning in transcript.warnings:
+        capture.log.warning("transcript.row_skipped", session_id=info.id, detail=warning)
+        report.warnings.append(warning)
+    if not plan.needs_distiller(record, transcript.hash, p.options, capture.identity):
+        report.unchanged += 1
+        if record is not None and not p.options.dry_run:
+            capture.state.put(plan.unchanged_transcript(record, info))
+        return None
+    if p.options.dry_run:
+        report.would_distill.append(info.id)
+        return None
+    # The model input is persisted (already scrubbed) before any distiller sees it.
+    # Derived data: no fsync of its own (the batch is synced before it is recorded).
+    with capture.state.fence.guard():
+        write_if_changed(capture.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
+    base = record or SessionRecord(session_id=info.id)
+    return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript)
+
+
+def _call(p: _Pass, job: _Job) -> Distilled | DistillError:
+    # After a stop, a greeting is still recognised as junk: that costs no call.
+    assert isinstance(job.transcript, Transcript)
+    if p.stop is not None and not obviously_junk(job.transcript):
+        return p.stop
+    try:
+        return p.capture.distiller.distill(job.transcript)
+    except StopPass as stop:
+        p.stop = stop
+        return stop
+    except DistillError as err:
+        return err
+
+
+def _results(p: _Pass, batch: list[_Job]) -> Iterator[tuple[_Job, Distilled | DistillError]]:
+    jobs = list(batch)
+    # One call at a time until the distiller has answered once this pass: a bad key or
+    # a stopped server then costs one request, not one per thread.
+    while jobs and not p.answered:
+        job = jobs.pop(0)
+        result = _call(p, job)
+        p.answered = not (isinstance(result, Distilled) and result.calls == 0)  # junk cost no call
+        yield job, result
+    concurrency = p.capture.distiller.concurrency
+    if concurrency <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            yield job, _call(p, job)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="distill") as pool:
+        futures = {pool.submit(_call, p, job): job for job in jobs}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def _distill_batch(p: _Pass, batch: list[_Job]) -> None:
+    try:
+        for job, result in _results(p, batch):
+            _apply(p, job, result)
+            p.tick(job.info.title)
+    finally:
+        # Notes already written are recorded even when something above went wrong.
+        _commit_batch(p)
+
+
+def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
+    """Record one distiller answer: a note, junk, the fallback's note, or a failure."""
+    capture, report = p.capture, p.report
+    needs_upgrade = 0
+    if (
+        isinstance(result, StopPass)
+        and result.reason == "budget"
+        and capture.fallback is not None
+        and not _note_is_current(job)
+    ):
+        report.stop_reason, report.stop_message = result.reason, str(result)
+        result = _fallback(p, job)
+        needs_upgrade = 1
+        if isinstance(result, Distilled) and not result.junk:
+            report.fallback.append(job.info.id)
+    if not isinstance(result, Distilled):
+        _record_failure(p, job, result)
+        return
+    capture.calls += 1
+    report.calls += result.calls
+    report.tokens += result.tokens
+    try:
+        _store(p, job, result, needs_upgrade)
+    except OSError as exc:  # an unwritable tree, a full disk: this session only
+        _record_error(p, job.info, job.record, exc, job.transcript.hash)
+
+
+def _fallback(p: _Pass, job: _Job) -> Distilled | DistillError:
+    assert p.capture.fallback is not None and isinstance(job.transcript, Transcript)
+    try:
+        return p.capture.fallback.distill(job.transcript)
+    except DistillError as err:
+        return err
+
+
+def _commit_batch(p: _Pass) -> None:
+    """Make the batch's notes durable, then record them: one sync, one transaction.
+
+    A crash before the commit only means the same notes are rewritten next pass.
+    """
+    if not p.to_commit:
+        return
+    records, p.to_commit = p.to_commit, []
+    sync_files(r.note_path for r in records if r.status == "distilled")
+    with p.capture.state.transaction():
+        for record in records:
+            p.capture.state.put(record)
+
+
+def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
+    capture, info, record = p.capture, job.info, job.record
+    common = dict(
+        max_updated=info.time_updated,
+        transcript_hash=job.transcript.hash,
+        attempts=0,
+        failed_hash="",
+        last_error="",
+        retry_at=0,
+        distiller=result.distiller,
+        prompt_version=result.prompt_version,
+        needs_upgrade=needs_upgrade,
+        time_done=int(capture.clock() * 1000),
+    )
+    if result.junk:
+        p.to_commit.append(replace(record, status="junk", **common))
+        p.report.junk.append(info.id)
+        p.detail("session.junk", session_id=info.id, title=info.title)
+        return
+    path = _note_path(capture, info, record)
+    with capture.state.fence.guard():  # after the daemon's stop, not even a note is written
+        atomic_write_text(path, render_note(info, result, info.time_updated), durable=False)
+    p.to_commit.append(replace(record, status="distilled", note_path=str(path), **common))
+    p.report.distilled.append(info.id)
+    p.report.notes[info.id] = str(path)
+    p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
+
+
+def _note_path(capture: Capture, info: SessionInfo, record: SessionRecord) -> Path:
+    """The recorded note path if it is still there, else a fresh, deterministic one."""
+    if record.note_path and Path(record.note_path).exists():
+        return Path(record.note_path)
+    notes = capture.settings.notes
+    folder = choose_note_dir(info, notes.target, notes.category, capture.paths.global_root)
+    return folder / note_filename(info)
+
+
+def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:
+    """An unexpected error for one session: log it with its type, count it as a failed pass."""
+    where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
+    error = DistillError(f"{type(exc).__name__}: {where}{getattr(exc, 'strerror', None) or exc}")
+    p.capture.log.warning("session.error", session_id=info.id, error=str(error))
+    _record_failure(p, _Job(info, record, _NoTranscript(transcript_hash)), error)
+
+
+def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
+    capture, report, info = p.capture, p.report, job.info
+    message = str(error)
+    if isinstance(error, StopPass):
+        # Not the session's fault: it waits, untouched, for a later pass.
+        report.pending.append((info.id, message))
+        report.stop_reason, report.stop_message = error.reason, message
+        report.stop_wait_ms = max(report.stop_wait_ms, int(error.wait_s * 1000))
+        report.stopped += 1
+        if not _note_is_current(job):  # a note still current (a stale or fallback one) is kept as is
+            capture.state.put(plan.held(job.record, info, message))
+        return
+    now_ms = int(capture.clock() * 1000)
+    record = plan.after_failure(
+        job.record,
+        info,
+        job.transcript.hash,
+        message,
+        error.retryable,
+        error.transient,
+        now_ms,
+        capture.settings.capture.max_failed_passes,
+    )
+    capture.state.put(record)
+    capture.state.log_error(message, info.id)
+    if record.status == "failed":
+        report.failed.append((info.id, message))
+        capture.log.error("session.failed", session_id=info.id, error=message, attempts=record.attempts)
+    else:
+        report.pending.append((info.id, message))
+        capture.log.warning(
+            "session.retry_later", session_id=info.id, error=message, attempts=record.attempts, retry_at=record.retry_at
+        )
+
+
+def _note_is_current(job: _Job) -> bool:
+    """The session already has a note (or junk verdict) for exactly this transcript."""
+    return job.record.status in plan.DONE and job.record.transcript_hash == job.transcript.hash
