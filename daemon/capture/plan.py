@@ -69,6 +69,8 @@ class PassReport:
     stop_reason: str = ""  # why the pass stopped calling the model: StopPass.reason
     stop_message: str = ""
     stop_wait_ms: int = 0  # the pause the server asked for when it stopped the pass
+    server_failures: int = 0  # sessions left to retry because the server failed (5xx, timeouts)
+    server_error: str = ""  # the last such failure
     stopped: int = 0  # sessions the stop left for a later pass (also in `pending`)
     warnings: list[str] = field(default_factory=list)
     next_settled_ms: int | None = None  # when the soonest settling session will have been quiet
@@ -78,7 +80,7 @@ class PassReport:
     @property
     def exit_code(self) -> int:
         # A spent budget is the configured behaviour; any other stop left work undone.
-        return 1 if self.failed or self.stop_reason not in ("", "budget") else 0
+        return 1 if self.failed or self.server_failures or self.stop_reason not in ("", "budget") else 0
 
 
 def is_stale(record: SessionRecord, identity: Identity) -> bool:

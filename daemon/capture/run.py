@@ -379,6 +379,9 @@ def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
     )
     capture.state.put(record)
     capture.state.log_error(message, info.id)
+    if error.transient:
+        report.server_failures += 1
+        report.server_error = message
     if record.status == "failed":
         report.failed.append((info.id, message))
         capture.log.error("session.failed", session_id=info.id, error=message, attempts=record.attempts)

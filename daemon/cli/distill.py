@@ -52,9 +52,11 @@ def distill(
     sessions failed or the model server could not be used (bad key, unreachable, …),
     2 bad usage or config.
     """
+    import sqlite3
+
     from daemon.capture.pipeline import PassOptions, close_capture, open_capture
     from daemon.config import ConfigError
-    from daemon.opencode.reader import SourceError
+    from daemon.opencode.reader import SourceError, unreadable
 
     settings = app.settings
     if settle is not None:
@@ -73,6 +75,8 @@ def distill(
         report = _run_with_progress(capture, options)
     except LookupError as exc:
         fail(str(exc).strip("'\""), EXIT_USAGE)
+    except sqlite3.DatabaseError as exc:  # damaged past what opening it could tell
+        fail(str(unreadable(app.paths.opencode_db, exc)), EXIT_USAGE)
     finally:
         close_capture(capture)
 
@@ -143,6 +147,12 @@ def _print_report(report, capture, verbose: bool) -> None:
         _print_stop(report, capture)
     for sid, error in report.failed:
         echo(f"failed: {sid}: {error}", err=True)
+    if report.server_failures:
+        echo(
+            f"{report.server_failures} session(s) will be retried later: the model server failed "
+            f"({report.server_error}); `memoryd status` shows when",
+            err=True,
+        )
     if report.failed:
         echo("See `memoryd status` and `memoryd logs --level error`; a failed session is retried when it changes, or with --force.", err=True)
     for warning in report.warnings[:WARNINGS_SHOWN]:
