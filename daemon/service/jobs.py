@@ -196,7 +196,7 @@ class Jobs:
         from daemon.memory.compile import compile_root
 
         root = next((r for r in self.roots() if r.path == root_path), None)
-        if root is None:
+        if root is None or self._stop.is_set():  # stopping: nothing more is written
             return
         synced = self.index.sync_root_report(root)
         categories = synced.categories if synced.changed else None
@@ -211,6 +211,8 @@ class Jobs:
     def sweep(self) -> None:
         from daemon.memory.sweep import sweep
 
+        if self._stop.is_set():  # stopping: nothing more is written
+            return
         now = datetime.fromtimestamp(self.clock(), UTC)
         report = sweep(
             self.roots(),

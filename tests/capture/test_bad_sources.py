@@ -79,9 +79,10 @@ def test_a_database_replaced_by_an_older_copy_is_scanned_whole(home, fixture_db,
     sid = fixture_sessions["cjk-deploy"]["session"]
     older = home.root / "older-copy.db"
     shutil.copy(fixture_db, older)
-    # The copy has an edit dated well before the watermark the first pass will take.
+    # The copy has an edit dated well before the watermark the first pass will take, with
+    # an id below every message id seen: neither quick probe can see it.
     at = max_time(fixture_db) - 3_600_000
-    add_message(older, sid, "msg_aaaold", "user", [("prt_aaaold", {"type": "text", "text": "restored from backup"})], at)
+    add_message(older, sid, "msg_0000old", "user", [("prt_0000old", {"type": "text", "text": "restored from backup"})], at)
     conn = sqlite3.connect(older)
     with conn:
         conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (at, sid))

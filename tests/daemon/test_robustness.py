@@ -71,7 +71,8 @@ def test_sigterm_with_a_hanging_model_stops_all_work_and_keeps_the_lock_until_th
 def test_a_session_finished_while_another_is_written_every_100_ms_gets_its_note(
     home, fixture_db, fixture_sessions, daemon, notify
 ):
-    daemon.env.update(MEMORYD_CAPTURE__SETTLE_SECONDS="1", MEMORYD_WATCH__DEBOUNCE_MS="200")
+    # A debounce window longer than the writes' interval: without a maximum delay it never closes.
+    daemon.env.update(MEMORYD_CAPTURE__SETTLE_SECONDS="1", MEMORYD_WATCH__DEBOUNCE_MS="1000")
     busy = fixture_sessions["deploy-pnpm"]["session"]
     done = fixture_sessions["cjk-deploy"]["session"]
     daemon.start()

@@ -198,3 +198,41 @@ def test_an_odd_shaped_key_is_still_kept_out_of_errors(server, sleeps, work_tran
 )
 def test_parse_retry_after(value, seconds):
     assert parse_retry_after(value, NOW) == seconds
+
+
+# -- the breaker: a server failing for everyone stops the pass -----------------------------------
+
+
+def test_a_server_failing_for_every_transcript_opens_the_breaker(server, distiller, sleeps, work_transcript):
+    from dataclasses import replace
+
+    other = replace(work_transcript, hash="sha256:other")
+    server.default = Reply(502, {"error": "bad gateway"})
+    with pytest.raises(DistillError) as first:
+        distiller.distill(work_transcript)  # one transcript's retries alone do not open it
+    assert not isinstance(first.value, StopPass) and first.value.transient
+    with pytest.raises(StopPass, match="failed 3 times in a row.*HTTP 502") as second:
+        distiller.distill(other)
+    assert second.value.reason == "unavailable" and len(server.requests) == 4  # 3 attempts + 1
+    # Still open at the next pass: one request shows the server is still down.
+    with pytest.raises(StopPass):
+        distiller.distill(work_transcript)
+    assert len(server.requests) == 5
+
+
+def test_an_answer_closes_the_breaker(server, distiller, sleeps, provider, work_transcript):
+    from dataclasses import replace
+
+    server.then(Reply(500, {"error": "boom"}), Reply(500, {"error": "boom"}), ok(provider))
+    assert not distiller.distill(work_transcript).junk  # two failures, then an answer
+    server.then(Reply(500, {"error": "boom"}), ok(provider))
+    assert not distiller.distill(replace(work_transcript, hash="sha256:other")).junk  # the count began again
+    assert len(server.requests) == 5
+
+
+def test_one_input_the_server_always_fails_never_opens_the_breaker(server, distiller, sleeps, provider, work_transcript):
+    server.default = Reply(500, {"error": "CUDA out of memory"})
+    for _ in range(3):  # the same transcript, pass after pass
+        with pytest.raises(DistillError) as err:
+            distiller.distill(work_transcript)
+        assert not isinstance(err.value, StopPass) and err.value.transient
