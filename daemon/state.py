@@ -180,7 +180,9 @@ class StateDB:
         missing = [c for c in _COLUMNS if c not in columns]
         if version != len(MIGRATIONS) or missing:
             what = f"schema version {version}, memoryd knows {len(MIGRATIONS)}"
-            raise StateUnusable(f"{self.path}: not this memoryd's state database ({what}; missing {missing or 'nothing'})")
+            raise StateUnusable(
+                f"{self.path}: not this memoryd's state database ({what}; missing {missing or 'nothing'})"
+            )
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]

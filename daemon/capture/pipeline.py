@@ -70,7 +70,9 @@ class Capture:
         if cancel is not None:
             cancel()
 
-    def candidates(self, options: PassOptions, held: bool = True, now_ms: int | None = None) -> tuple[list[SessionInfo], bool]:
+    def candidates(
+        self, options: PassOptions, held: bool = True, now_ms: int | None = None
+    ) -> tuple[list[SessionInfo], bool]:
         """Return root sessions to consider, oldest first, and whether the pass is complete.
 
         `held`: also revisit sessions a stop left (no stop is in force); `now_ms`: only

@@ -62,7 +62,7 @@ class _Pass:
     to_commit: list[SessionRecord] = field(default_factory=list)  # written notes awaiting one sync + commit
     done: int = 0
     total: int = 0
-    detail: Callable[..., Any] = print
+    detail: Callable[..., Any] = field(default=lambda *args, **fields: None)  # per-session log level
 
     def tick(self, title: str) -> None:
         self.done += 1

@@ -105,7 +105,9 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def _check_file(path: Path) -> None:
     """Raise SourceError naming what `path` is when it cannot be an SQLite database."""
     if path.is_dir():
-        raise SourceError(f"{path} is a folder, not OpenCode's database file: point OPENCODE_DB or [source] db at opencode.db")
+        raise SourceError(
+            f"{path} is a folder, not OpenCode's database file: point OPENCODE_DB or [source] db at opencode.db"
+        )
     try:
         with path.open("rb") as handle:
             header = handle.read(100)
@@ -116,7 +118,9 @@ def _check_file(path: Path) -> None:
     if not head:
         raise SourceError(f"{path} is empty (0 bytes), not an OpenCode database: is OPENCODE_DB / [source] db right?")
     if head != SQLITE_MAGIC:
-        raise SourceError(f"{path} is not an SQLite database (it starts with {head[:8]!r}): is OPENCODE_DB / [source] db right?")
+        raise SourceError(
+            f"{path} is not an SQLite database (it starts with {head[:8]!r}): is OPENCODE_DB / [source] db right?"
+        )
     expected = _expected_size(header)
     if expected and size < expected:
         raise SourceError(

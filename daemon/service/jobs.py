@@ -17,6 +17,7 @@ from daemon.config import Paths, Settings
 from daemon.logs import get_logger
 from daemon.timefmt import iso
 
+
 @dataclass(frozen=True)
 class CaptureResult:
     recheck_in: float | None  # seconds until a settling session is quiet, a retry due or a hold over
@@ -63,7 +64,10 @@ class Jobs:
         except SearchIndexError as exc:
             aside = move_aside(self.paths.index_db)
             cause = exc.__cause__ or exc
-            note = f"search index {self.paths.index_db} was unusable ({cause}); moved to {aside.name}, rebuilt from the memory files"
+            note = (
+                f"search index {self.paths.index_db} was unusable ({cause}); "
+                f"moved to {aside.name}, rebuilt from the memory files"
+            )
             self.log.warning("index.rebuilt", detail=note)
             self.state.set_meta("index_rebuilt", f"{iso(int(self.clock() * 1000))} {note}")
             return SearchIndex(self.paths.index_db, timeout)

@@ -179,6 +179,7 @@ class Daemon:
             self.log.error("daemon.start_failed", error=str(exc))
             self._shutdown()
             return EXIT_START_FAILED
+        code = 0
         try:
             # Sleep until a signal, or the next watchdog ping when systemd asks for them:
             # an idle daemon wakes up for nothing else (each wake-up costs CPU time).
@@ -190,7 +191,12 @@ class Daemon:
                     break
                 if self._reload.is_set():
                     self._reload.clear()
-                    self._do_reload()
+                    try:
+                        self._do_reload()
+                    except WorkerStartError as exc:  # the new configuration cannot run
+                        self.log.error("daemon.start_failed", error=str(exc))
+                        code = EXIT_START_FAILED
+                        break
                 if watchdog and self._healthy():
                     self.notifier.watchdog()
             self.log.info("daemon.stopping")
@@ -198,7 +204,7 @@ class Daemon:
         finally:
             self._shutdown()
         self.log.info("daemon.stopped")
-        return 0
+        return code
 
     def _start(self) -> None:
         self._jobs_ready = threading.Event()
@@ -211,8 +217,11 @@ class Daemon:
         if self._start_error is not None:
             exc = self._start_error
             raise WorkerStartError(f"cannot start the worker: {type(exc).__name__}: {exc}") from exc
-        self._start_watchers()
-        self._start_scheduler()
+        try:
+            self._start_watchers()
+            self._start_scheduler()
+        except OSError as exc:  # e.g. the inotify watch limit: no half-started daemon
+            raise WorkerStartError(f"cannot watch for changes: {exc}") from exc
         # The first reconcile runs before READY=1: the service is only "up" once it works.
         self.queue.mark(RECONCILE)
 
