@@ -297,9 +297,10 @@ class StateDB:
         sql = "SELECT session_id FROM session WHERE " + " OR ".join(clauses)
         return [row[0] for row in self.conn.execute(sql, args)]
 
-    def next_retry_ms(self) -> int | None:
-        """When the soonest `retry` session is due, or None."""
-        return self.conn.execute("SELECT MIN(retry_at) FROM session WHERE status = 'retry'").fetchone()[0]
+    def next_retry_ms(self, after_ms: int) -> int | None:
+        """When the soonest `retry` session later than `after_ms` is due, or None."""
+        sql = "SELECT MIN(retry_at) FROM session WHERE status = 'retry' AND retry_at > ?"
+        return self.conn.execute(sql, (after_ms,)).fetchone()[0]
 
     def project_dirs(self) -> set[str]:
         """The directories sessions ran in: where project memory trees may be."""

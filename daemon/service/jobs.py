@@ -158,7 +158,9 @@ class Jobs:
         due: list[tuple[int, float]] = []
         if settled_ms is not None:
             due.append((settled_ms, 0.05))
-        retry = self.state.next_retry_ms()
+        # Only retries still to come: one already due was looked at by this pass (or its
+        # session is gone from OpenCode), and must not make the daemon spin.
+        retry = self.state.next_retry_ms(after_ms=now_ms)
         if retry is not None:
             due.append((retry, 1.0))
         hold = self.state.hold()
