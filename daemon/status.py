@@ -15,7 +15,6 @@ from daemon.timefmt import iso
 
 def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json)."""
-    from daemon.opencode.reader import OpenCodeReader, SourceError, unreadable
     from daemon.service.lock import read_lock
     from daemon.state import StateDB, StateUnusable
 
@@ -38,16 +37,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
 
     out["opencode"] = _opencode(paths, out["daemon"]["running"])
 
-    newest = None
-    try:
-        with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
-            newest = reader.newest_update()
-        out["source"] = {"ok": True, "newest_row": iso(newest) if newest else None}
-    except SourceError as exc:
-        out["source"] = {"ok": False, "error": str(exc)}
-    except sqlite3.DatabaseError as exc:
-        out["source"] = {"ok": False, "error": str(unreadable(paths.opencode_db, exc))}
-
+    out["source"], newest = _source(settings, paths)
     if not paths.state_db.exists():
         out["state"] = None
         return out
@@ -57,40 +47,59 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
         out["state"] = {"unusable": f"{exc}; the daemon (or `memoryd distill`) moves it aside and starts afresh"}
         return out
     try:
-        watermark = state.watermark
-        last_pass = int(state.get_meta("last_pass", "0"))
-        records = state.records()  # read once for both counts below
-        stale = _stale(settings, [r for r in records if r.status == "distilled"])
-        out["state"] = {
-            "watermark": iso(watermark) if watermark else None,
-            "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
-            "last_pass": iso(last_pass) if last_pass else None,
-            "last_sweep": state.get_meta("last_sweep") or None,
-            "sessions": state.counts(),
-            "needs_upgrade": sum(1 for r in records if r.needs_upgrade),
-            "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
-            "hold": _hold(state, now),
-            "rebuilt": [note for note in (state.get_meta("rebuilt"), state.get_meta("index_rebuilt")) if note],
-            "pending": [
-                {"session_id": r.session_id, "title": r.title, "status": r.status, "last_error": r.last_error,
-                 "retry_at": iso(r.retry_at) if r.retry_at else None}
-                for r in records if r.status in ("held", "retry")
-            ][:10],
-            "failed": [
-                {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
-                for r in state.records("failed")[:10]
-            ],
-            "errors": [
-                {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"]}
-                for e in state.recent_errors(5)
-            ],
-        }
+        out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["memory"] = _memory_roots(settings, paths, state)
     finally:
         state.close()
     out["checked_at"] = iso(int(now * 1000))
     return out
+
+
+def _source(settings: Settings, paths: Paths) -> tuple[dict[str, Any], int | None]:
+    """Whether OpenCode's database can be read, and its newest row (epoch ms)."""
+    from daemon.opencode.reader import OpenCodeReader, SourceError, unreadable
+
+    try:
+        with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
+            newest = reader.newest_update()
+    except SourceError as exc:
+        return {"ok": False, "error": str(exc)}, None
+    except sqlite3.DatabaseError as exc:
+        return {"ok": False, "error": str(unreadable(paths.opencode_db, exc))}, None
+    return {"ok": True, "newest_row": iso(newest) if newest else None}, newest
+
+
+def _state(settings: Settings, state: Any, newest: int | None, now: float) -> dict[str, Any]:
+    """What the state database says: progress, sessions by status, the hold, errors."""
+    watermark = state.watermark
+    last_pass = int(state.get_meta("last_pass", "0"))
+    records = state.records()  # read once for the counts and lists below
+    stale = _stale(settings, [r for r in records if r.status == "distilled"])
+    return {
+        "watermark": iso(watermark) if watermark else None,
+        "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
+        "last_pass": iso(last_pass) if last_pass else None,
+        "last_sweep": state.get_meta("last_sweep") or None,
+        "sessions": state.counts(),
+        "needs_upgrade": sum(1 for r in records if r.needs_upgrade),
+        "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
+        "hold": _hold(state, now),
+        "rebuilt": [note for note in (state.get_meta("rebuilt"), state.get_meta("index_rebuilt")) if note],
+        "pending": [
+            {"session_id": r.session_id, "title": r.title, "status": r.status, "last_error": r.last_error,
+             "retry_at": iso(r.retry_at) if r.retry_at else None}
+            for r in records if r.status in ("held", "retry")
+        ][:10],
+        "failed": [
+            {"session_id": r.session_id, "title": r.title, "last_error": r.last_error}
+            for r in state.records("failed")[:10]
+        ],
+        "errors": [
+            {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"]}
+            for e in state.recent_errors(5)
+        ],
+    }
 
 
 def _hold(state: Any, now: float) -> dict[str, Any] | None:
@@ -202,56 +211,10 @@ def format_status(data: dict[str, Any]) -> str:
     elif "unusable" in st:
         lines.append(f"State database: {st['unusable']}")
     else:
-        lag = f", {_duration(st['lag_s'])} behind the newest row" if st["lag_s"] else ", up to date"
-        lines.append(f"Watermark: {st['watermark'] or 'none yet'}{lag}; last pass {st['last_pass'] or 'never'}")
-        c = st["sessions"]
-        lines.append(
-            f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['settling']} settling, "
-            f"{c['held']} held, {c['retry']} to retry, {c['failed']} failed"
-            + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
-        )
-        if st.get("hold"):
-            h = st["hold"]
-            lines.append(f"Model calls held until {h['until']} ({h['reason']}): {h['message']}")
-        for note in st.get("rebuilt", []):
-            lines.append(f"Rebuilt: {note}")
-        if st.get("stale"):
-            lines.append(
-                f"  {st['stale']} stale: made by another model or prompt version; "
-                "`memoryd distill --redistill-stale` redoes them"
-            )
-        lines.extend(_pending_lines(st["pending"]))
-        for row in st["failed"]:
-            lines.append(f"  failed  {row['session_id']} {row['title'][:40]}: {row['last_error']}")
-        if st["failed"]:
-            lines.append("  A failed session is retried when it changes; `memoryd distill --session ID --force` retries now.")
-        m = data["model"]
-        if m["provider"] == "extractive":
-            lines.append("Distiller: extractive (no model, no spend).")
-        else:
-            cap = []
-            if m["daily_call_budget"]:
-                cap.append(f"{m['calls_today']}/{m['daily_call_budget']} calls")
-            if m["daily_token_budget"]:
-                cap.append(f"{m['tokens_today']}/{m['daily_token_budget']} tokens")
-            spent = ""
-            if m["budget_spent"]:
-                spent = " — budget spent: " + (
-                    "new sessions get extractive notes until tomorrow"
-                    if m.get("fallback") == "extractive"
-                    else "sessions wait until tomorrow"
-                )
-            lines.append(
-                f"Distiller: {m['provider']} {m['model'] or ''}; today {m['calls_today']} calls, "
-                f"{m['tokens_today']} tokens" + (f" (budget {', '.join(cap)})" if cap else "") + spent
-            )
+        lines.extend(_session_lines(st))
+        lines.append(_model_line(data["model"]))
         lines.append(f"Last sweep: {st['last_sweep'] or 'never'}")
-        for root in data.get("memory", []):
-            lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
-            for problem in root["problems"]:
-                lines.append(f"  skipped: {problem}")
-            if root["problems_total"] > len(root["problems"]):
-                lines.append(f"  … and {root['problems_total'] - len(root['problems'])} more (`memoryd reindex` lists them all)")
+        lines.extend(_memory_lines(data.get("memory", [])))
         if st["errors"]:
             lines.append("Recent errors:")
             for e in st["errors"]:
@@ -259,6 +222,64 @@ def format_status(data: dict[str, Any]) -> str:
                 lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)
+
+
+def _session_lines(st: dict[str, Any]) -> list[str]:
+    """Progress, sessions by status, the hold, rebuilt files, what waits and what failed."""
+    lag = f", {_duration(st['lag_s'])} behind the newest row" if st["lag_s"] else ", up to date"
+    lines = [f"Watermark: {st['watermark'] or 'none yet'}{lag}; last pass {st['last_pass'] or 'never'}"]
+    c = st["sessions"]
+    lines.append(
+        f"Sessions: {c['distilled']} distilled, {c['junk']} junk, {c['settling']} settling, "
+        f"{c['held']} held, {c['retry']} to retry, {c['failed']} failed"
+        + (f", {st['needs_upgrade']} awaiting a model upgrade" if st["needs_upgrade"] else "")
+    )
+    if st.get("hold"):
+        h = st["hold"]
+        lines.append(f"Model calls held until {h['until']} ({h['reason']}): {h['message']}")
+    lines.extend(f"Rebuilt: {note}" for note in st.get("rebuilt", []))
+    if st.get("stale"):
+        lines.append(
+            f"  {st['stale']} stale: made by another model or prompt version; "
+            "`memoryd distill --redistill-stale` redoes them"
+        )
+    lines.extend(_pending_lines(st["pending"]))
+    for row in st["failed"]:
+        lines.append(f"  failed  {row['session_id']} {row['title'][:40]}: {row['last_error']}")
+    if st["failed"]:
+        lines.append("  A failed session is retried when it changes; `memoryd distill --session ID --force` retries now.")
+    return lines
+
+
+def _model_line(m: dict[str, Any]) -> str:
+    if m["provider"] == "extractive":
+        return "Distiller: extractive (no model, no spend)."
+    cap = []
+    if m["daily_call_budget"]:
+        cap.append(f"{m['calls_today']}/{m['daily_call_budget']} calls")
+    if m["daily_token_budget"]:
+        cap.append(f"{m['tokens_today']}/{m['daily_token_budget']} tokens")
+    spent = ""
+    if m["budget_spent"]:
+        spent = " — budget spent: " + (
+            "new sessions get extractive notes until tomorrow"
+            if m.get("fallback") == "extractive"
+            else "sessions wait until tomorrow"
+        )
+    return (
+        f"Distiller: {m['provider']} {m['model'] or ''}; today {m['calls_today']} calls, "
+        f"{m['tokens_today']} tokens" + (f" (budget {', '.join(cap)})" if cap else "") + spent
+    )
+
+
+def _memory_lines(roots: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for root in roots:
+        lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
+        lines.extend(f"  skipped: {problem}" for problem in root["problems"])
+        if root["problems_total"] > len(root["problems"]):
+            lines.append(f"  … and {root['problems_total'] - len(root['problems'])} more (`memoryd reindex` lists them all)")
+    return lines
 
 
 def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
