@@ -38,6 +38,7 @@ SESSION_ID_CHARS = 200
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    context_server: ContextServer
     daemon_threads = True
     allow_reuse_address = False
     request_queue_size = 128  # many sessions starting at once must not see EAGAIN
@@ -77,7 +78,8 @@ class ContextServer:
                 path.unlink()  # left by a daemon that died: the instance lock says none runs
             old_umask = os.umask(0o177)  # the socket is born 0600: no window for others
             try:
-                server = _Server(str(path), _handler(self))
+                server = _Server(str(path), _Handler)
+                server.context_server = self
             finally:
                 os.umask(old_umask)
         except OSError as exc:
@@ -183,68 +185,68 @@ class ContextServer:
         self._on_idle(session_id)
 
 
-def _handler(server: ContextServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 5  # a client that opens a connection and says nothing
+class _Handler(BaseHTTPRequestHandler):
+    """One request; `self.server.context_server` answers it."""
 
-        def address_string(self) -> str:  # unix sockets have no peer address
-            return "unix"
+    protocol_version = "HTTP/1.1"
+    timeout = 5  # a client that opens a connection and says nothing
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
-            server.log.debug("socket.request", line=format % args)
+    def address_string(self) -> str:  # unix sockets have no peer address
+        return "unix"
 
-        def _reply(self, status: int, data: dict[str, Any]) -> None:
-            body = json.dumps(data, ensure_ascii=False).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
+        self.server.context_server.log.debug("socket.request", line=format % args)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            url = urlsplit(self.path)
-            if url.path == "/health":
-                self._reply(200, {"ok": True, "pid": os.getpid()})
-                return
-            if url.path != "/context":
-                self._reply(404, {"error": f"no such endpoint {url.path!r}: GET /context, POST /idle"})
-                return
-            query = parse_qs(url.query)
-            directory = query.get("dir", [""])[0] or None
-            prompt = query.get("prompt", [""])[0][:MAX_PROMPT]
-            if directory is not None and not os.path.isabs(directory):
-                self._reply(400, {"error": "dir must be an absolute path"})
-                return
-            try:
-                payload = server.context(directory, prompt)
-            except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
-                server.log.exception("socket.context_failed", dir=directory, error=str(exc))
-                self._reply(500, {"error": f"context failed: {exc}"})
-                return
-            self._reply(200, payload)
+    def _reply(self, status: int, data: dict[str, Any]) -> None:
+        body = json.dumps(data, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            if urlsplit(self.path).path != "/idle":
-                self._reply(404, {"error": f"no such endpoint {self.path!r}: GET /context, POST /idle"})
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            if not 0 < length <= MAX_BODY:
-                self._reply(400, {"error": "send a JSON body {\"session_id\": …}"})
-                return
-            try:
-                data = json.loads(self.rfile.read(length))
-                session_id = data["session_id"]
-            except (ValueError, KeyError, TypeError):
-                self._reply(400, {"error": "the body must be JSON {\"session_id\": \"ses_…\"}"})
-                return
-            if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_CHARS:
-                self._reply(400, {"error": "session_id must be a non-empty string"})
-                return
-            server.idle(session_id)
-            self._reply(202, {"ok": True})
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        url = urlsplit(self.path)
+        if url.path == "/health":
+            self._reply(200, {"ok": True, "pid": os.getpid()})
+            return
+        if url.path != "/context":
+            self._reply(404, {"error": f"no such endpoint {url.path!r}: GET /context, POST /idle"})
+            return
+        query = parse_qs(url.query)
+        directory = query.get("dir", [""])[0] or None
+        prompt = query.get("prompt", [""])[0][:MAX_PROMPT]
+        if directory is not None and not os.path.isabs(directory):
+            self._reply(400, {"error": "dir must be an absolute path"})
+            return
+        try:
+            payload = self.server.context_server.context(directory, prompt)
+        except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
+            self.server.context_server.log.exception("socket.context_failed", dir=directory, error=str(exc))
+            self._reply(500, {"error": f"context failed: {exc}"})
+            return
+        self._reply(200, payload)
 
-    return Handler
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        if urlsplit(self.path).path != "/idle":
+            self._reply(404, {"error": f"no such endpoint {self.path!r}: GET /context, POST /idle"})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if not 0 < length <= MAX_BODY:
+            self._reply(400, {"error": "send a JSON body {\"session_id\": …}"})
+            return
+        try:
+            data = json.loads(self.rfile.read(length))
+            session_id = data["session_id"]
+        except (ValueError, KeyError, TypeError):
+            self._reply(400, {"error": "the body must be JSON {\"session_id\": \"ses_…\"}"})
+            return
+        if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_CHARS:
+            self._reply(400, {"error": "session_id must be a non-empty string"})
+            return
+        self.server.context_server.idle(session_id)
+        self._reply(202, {"ok": True})
+
 
 
 def request(path: Path, method: str, target: str, body: dict[str, Any] | None = None, timeout: float = 2.0) -> tuple[int, dict[str, Any]]:
