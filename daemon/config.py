@@ -128,6 +128,27 @@ class LogSettings(_Section):
     backups: int = Field(3, ge=0, description="Rotated files kept")
 
 
+class CogneeSinkSettings(_Section):
+    url: str = Field("", description="Cognee server, e.g. http://127.0.0.1:8000; empty: no delivery")
+    dataset: str = Field("opencode_kb", min_length=1, description="Dataset the notes go to")
+    token_env: str = Field("", description="Variable holding a bearer token (never the token itself)")
+    api_key_env: str = Field("", description="Variable holding a Cognee API key, sent as X-Api-Key")
+    username_env: str = Field("", description="Variable holding the login e-mail (with password_env: log in)")
+    password_env: str = Field("", description="Variable holding the login password")
+    cognify: Literal["batch", "schedule", "never"] = Field(
+        "batch", description="Ask Cognee to cognify after each delivered batch, on a schedule, or never"
+    )
+    cognify_interval_minutes: float = Field(60, gt=0, description="Period of the schedule (cognify = schedule)")
+    include_memories: bool = Field(False, description="Deliver every memory file too, not only session notes")
+    batch_size: int = Field(50, ge=1, le=500, description="Documents per add request")
+    timeout_s: float = Field(60, gt=0, description="Seconds to wait for one request")
+    max_backoff_s: float = Field(600, ge=1, description="Longest wait between retries while the server fails")
+
+
+class SinksSettings(_Section):
+    cognee: CogneeSinkSettings = Field(default_factory=CogneeSinkSettings)
+
+
 class Settings(BaseSettings):
     """All of memoryd's settings."""
 
@@ -148,6 +169,7 @@ class Settings(BaseSettings):
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     inject: InjectSettings = Field(default_factory=InjectSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    sinks: SinksSettings = Field(default_factory=SinksSettings)
 
     @classmethod
     def settings_customise_sources(

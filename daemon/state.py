@@ -17,6 +17,38 @@ from pathlib import Path
 
 from daemon.files import ensure_dir, private_file
 
+# The sinks' outbox (daemon/sinks/outbox.py): what is still to deliver, and what was.
+# One pending operation per document: a newer version replaces a queued older one.
+SINK_OUTBOX = """
+    CREATE TABLE IF NOT EXISTS sink_outbox (
+        sink         TEXT NOT NULL,            -- 'cognee'
+        doc_key      TEXT NOT NULL,            -- a note's session id, a memory's id
+        op           TEXT NOT NULL,            -- put | delete
+        content_hash TEXT NOT NULL DEFAULT '',
+        content      TEXT NOT NULL DEFAULT '', -- the text as it was when queued
+        filename     TEXT NOT NULL DEFAULT '',
+        metadata     TEXT NOT NULL DEFAULT '{}',
+        root         TEXT NOT NULL DEFAULT '',
+        path         TEXT NOT NULL DEFAULT '',
+        queued_at    INTEGER NOT NULL,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        next_try_at  INTEGER NOT NULL DEFAULT 0,  -- epoch ms: backoff after a failure
+        last_error   TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (sink, doc_key)
+    );
+    CREATE TABLE IF NOT EXISTS sink_doc (
+        sink         TEXT NOT NULL,
+        doc_key      TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        remote_id    TEXT NOT NULL,            -- Cognee's data id
+        dataset_id   TEXT NOT NULL DEFAULT '',
+        root         TEXT NOT NULL DEFAULT '',
+        path         TEXT NOT NULL DEFAULT '',
+        delivered_at INTEGER NOT NULL,
+        PRIMARY KEY (sink, doc_key)
+    );
+"""
+
 # Append-only: each entry upgrades the schema by one version. Never edit a shipped one.
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -61,6 +93,7 @@ MIGRATIONS: tuple[str, ...] = (
         ELSE 'held' END
     WHERE status = 'pending';
     """,
+    SINK_OUTBOX,
 )
 
 # settling: new or changed, waiting until its rows are quiet (then the next pass takes it)

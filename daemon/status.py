@@ -49,6 +49,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
     try:
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
+        out["sink"] = _sink(settings, state)
         out["memory"] = _memory_roots(settings, paths, state)
     finally:
         state.close()
@@ -144,6 +145,12 @@ def _opencode(paths: Paths, running: bool) -> dict[str, Any]:
     }
 
 
+def _sink(settings: Settings, state: Any) -> dict[str, Any] | None:
+    from daemon.sinks.run import local_status
+
+    return local_status(settings, state)
+
+
 def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[str, Any]:
     from daemon.capture.distill.budget import Budget
 
@@ -213,6 +220,10 @@ def format_status(data: dict[str, Any]) -> str:
     else:
         lines.extend(_session_lines(st))
         lines.append(_model_line(data["model"]))
+        if data.get("sink"):
+            from daemon.sinks.run import format_local
+
+            lines.extend(format_local(data["sink"]))
         lines.append(f"Last sweep: {st['last_sweep'] or 'never'}")
         lines.extend(_memory_lines(data.get("memory", [])))
         if st["errors"]:

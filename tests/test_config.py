@@ -13,17 +13,28 @@ from daemon.config import ConfigError, Settings, load_settings
 EXAMPLE = Path(__file__).parent.parent / "daemon" / "config.example.toml"  # shipped in the package
 
 
+def _sections(model: type, example: dict, prefix: str = ""):
+    """Yield (dotted name, fields, example table) for every section, nested ones too."""
+    for section, field in model.model_fields.items():
+        name = f"{prefix}{section}"
+        assert section in example, f"[{name}] missing from config.example.toml"
+        sub = field.annotation.model_fields  # type: ignore[union-attr]
+        nested = {k for k, f in sub.items() if hasattr(f.annotation, "model_fields")}
+        if nested:
+            yield from _sections(field.annotation, example[section], f"{name}.")
+        else:
+            yield name, sub, example[section]
+
+
 def test_every_setting_is_documented_in_the_example():
     example = tomllib.loads(EXAMPLE.read_text())
     text = EXAMPLE.read_text()
-    for section, field in Settings.model_fields.items():
-        assert section in example, f"[{section}] missing from config.example.toml"
-        sub = field.annotation.model_fields  # type: ignore[union-attr]
+    for section, sub, table in _sections(Settings, example):
         for key in sub:
-            assert key in example[section], f"{section}.{key} missing from config.example.toml"
+            assert key in table, f"{section}.{key} missing from config.example.toml"
             # Each key has a comment line right above it.
             assert re.search(rf"# .+\n{re.escape(key)} = ", text), f"{section}.{key} has no comment"
-        for key in example[section]:
+        for key in table:
             assert key in sub, f"config.example.toml has {section}.{key}, which Settings lacks"
 
 

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "logs": "daemon.cli.logs:logs",
     "mcp": "daemon.cli.mcp:mcp",
     "config": "daemon.cli.config:config",
+    "sink": "daemon.cli.sink:sink",
 }
 
 # One line each for `memoryd --help`, so listing commands imports nothing.
@@ -53,6 +54,7 @@ SUMMARIES: dict[str, str] = {
     "logs": "Show (and follow) memoryd's log.",
     "mcp": "Serve memory tools to OpenCode and other MCP clients (stdio).",
     "config": "Print the example configuration, or check yours.",
+    "sink": "Deliver notes to a Cognee server; show the outbox.",
 }
 
 

@@ -87,6 +87,7 @@ class Daemon:
         # The worker outlived the stop timeout (a model call that would not end): the
         # process must end now, and the lock is kept until it does.
         self.abandoned = False
+        self._sink: Any = None  # the sink thread, when a Cognee server is configured
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -162,6 +163,7 @@ class Daemon:
             self._start_scheduler()
         except OSError as exc:  # e.g. the inotify watch limit: no half-started daemon
             raise WorkerStartError(f"cannot watch for changes: {exc}") from exc
+        self._start_sink()
         # The first reconcile runs before READY=1: the service is only "up" once it works.
         self.queue.mark(RECONCILE)
 
@@ -171,6 +173,7 @@ class Daemon:
         self.queue.close()
         if self.jobs is not None:
             self.jobs.request_stop()
+        self._stop_sink()
         self._stop_scheduler()
         self._stop_watchers()
         if self._worker is not None:
@@ -211,6 +214,7 @@ class Daemon:
         self._stop_scheduler()
         self._stop_watchers()
         moved = paths.socket_file != self.paths.socket_file
+        self._stop_sink()
         self.settings, self.paths = settings, paths
         self.queue = WorkQueue()
         self._start()
@@ -274,6 +278,8 @@ class Daemon:
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
             self.health.busy_since = None
+        if self._sink is not None:
+            self._sink.wake()  # notes or trees may have changed: the sink looks (on its own thread)
         if kind == RECONCILE and not self.ready.is_set():
             self.ready.set()
             self.notifier.ready()
@@ -304,6 +310,22 @@ class Daemon:
         elif kind == SWEEP:
             jobs.sweep()
             self.notifier.status(jobs.status_line())
+
+    # -- sink ------------------------------------------------------------------------
+
+    def _start_sink(self) -> None:
+        from daemon.sinks.run import enabled
+
+        if enabled(self.settings):
+            from daemon.service.sinkworker import SinkWorker
+
+            self._sink = SinkWorker(self.settings, self.paths)
+            self._sink.start()
+
+    def _stop_sink(self) -> None:
+        if self._sink is not None:
+            self._sink.stop(self.settings.service.shutdown_timeout_s)
+            self._sink = None
 
     # -- watchers ------------------------------------------------------------------
 

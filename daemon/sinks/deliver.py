@@ -1,0 +1,117 @@
+"""Drain the outbox into Cognee: deletes, replacements, then adds in batches; cognify.
+
+A rewritten note replaces its document: the data id recorded at its last delivery is
+deleted, then the new text added (Cognee's update endpoint re-runs the model pipeline
+inline, which can take minutes; its add never replaces a document by itself). Deleting
+is idempotent on the server, so a crash between the two only repeats the delete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from daemon.config import CogneeSinkSettings
+from daemon.logs import get_logger
+from daemon.sinks.cognee import CogneeClient, SinkError, Upload
+from daemon.sinks.outbox import DELETE, Entry, Outbox
+
+log = get_logger("memoryd.sinks")
+
+
+@dataclass
+class DeliveryReport:
+    added: int = 0
+    replaced: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    error: str = ""
+    cognify_run: str = ""
+    seconds: float = 0.0
+
+    @property
+    def sent(self) -> int:
+        return self.added + self.replaced + self.deleted
+
+
+class Deliverer:
+    """Sends due outbox entries to one Cognee server."""
+
+    def __init__(self, outbox: Outbox, client: CogneeClient, settings: CogneeSinkSettings) -> None:
+        self.outbox = outbox
+        self.client = client
+        self.settings = settings
+
+    def run(
+        self,
+        should_stop: Callable[[], bool] = lambda: False,
+        progress: Callable[[int], None] | None = None,
+        cognify: bool | None = None,
+    ) -> DeliveryReport:
+        """Deliver until the outbox has nothing due or a request fails (then it backs off)."""
+        started = time.monotonic()
+        report = DeliveryReport()
+        while not should_stop():
+            batch = self.outbox.due(self.settings.batch_size)
+            if not batch:
+                break
+            try:
+                self._batch(batch, report)
+            except SinkError as exc:
+                report.error = str(exc)
+                self.outbox.failed(batch, str(exc), self.settings.max_backoff_s)
+                log.warning("sink.failed", sink="cognee", error=str(exc), entries=len(batch), retryable=exc.retryable)
+                break
+            if progress:
+                progress(len(batch))
+        wants_cognify = self.settings.cognify == "batch" if cognify is None else cognify
+        if wants_cognify and report.added + report.replaced and not report.error:
+            self.request_cognify(report)
+        report.seconds = time.monotonic() - started
+        if report.sent or report.error:
+            log.info("sink.delivered", sink="cognee", added=report.added, replaced=report.replaced,
+                     deleted=report.deleted, unchanged=report.unchanged, seconds=round(report.seconds, 3))
+        return report
+
+    def _batch(self, batch: list[Entry], report: DeliveryReport) -> None:
+        delivered = self.outbox.delivered_map([e.doc_key for e in batch])
+        uploads: list[Entry] = []
+        for entry in batch:
+            done = delivered.get(entry.doc_key)
+            if entry.op == DELETE:
+                if done is not None:
+                    self.client.delete(done.dataset_id, done.remote_id)
+                self.outbox.confirm_delete(entry)
+                report.deleted += 1
+            elif done is not None and done.content_hash == entry.content_hash:
+                self.outbox.confirm_unchanged(entry)  # at-least-once: sent before, confirmed now
+                report.unchanged += 1
+            else:
+                if done is not None:
+                    self.client.delete(done.dataset_id, done.remote_id)  # the earlier version goes first
+                    report.replaced += 1
+                else:
+                    report.added += 1
+                uploads.append(entry)
+        if uploads:
+            dataset_id, ids = self.client.add(
+                [Upload(e.filename, e.content, e.metadata or {}) for e in uploads]
+            )
+            self.outbox.confirm_puts(uploads, dataset_id, ids)
+
+    def request_cognify(self, report: DeliveryReport | None = None) -> str:
+        """Ask for a background cognify; a failure is recorded, the documents stay delivered."""
+        state = self.outbox.state
+        try:
+            run = self.client.cognify()
+        except SinkError as exc:
+            state.set_meta("sink.cognee.last_error", f"cognify: {exc}")
+            log.warning("sink.cognify_failed", error=str(exc))
+            return ""
+        state.set_meta("sink.cognee.cognify_run", run)
+        state.set_meta("sink.cognee.cognify_at", str(int(time.time() * 1000)))
+        log.info("sink.cognify_requested", run=run, dataset=self.client.dataset)
+        if report is not None:
+            report.cognify_run = run
+        return run

@@ -1,0 +1,134 @@
+"""One round of a sink, the same for `memoryd sink push` and the daemon's sink thread:
+read the trees into the outbox, then drain it. Also the sink's status as plain data."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.config import Paths, Settings
+from daemon.state import StateDB
+from daemon.timefmt import iso
+
+
+def enabled(settings: Settings) -> bool:
+    return bool(settings.sinks.cognee.url)
+
+
+def sink_roots(settings: Settings, paths: Paths, state: StateDB) -> list:
+    """The trees whose notes go out: global, configured, and every project a session ran in."""
+    from daemon.memory.tree import discover_roots
+
+    return discover_roots(settings, paths, [Path(d) for d in sorted(state.project_dirs())])
+
+
+@dataclass
+class Round:
+    queued_puts: int = 0
+    queued_deletes: int = 0
+    added: int = 0
+    replaced: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    remaining: int = 0
+    error: str = ""
+    cognify_run: str = ""
+    seconds: float = 0.0
+
+
+class Sink:
+    """The Cognee sink on one state database connection (one per thread)."""
+
+    def __init__(self, settings: Settings, paths: Paths, state: StateDB) -> None:
+        from daemon.sinks.cognee import CogneeClient
+        from daemon.sinks.deliver import Deliverer
+        from daemon.sinks.fill import Filler
+        from daemon.sinks.outbox import Outbox
+
+        self.settings, self.paths, self.state = settings, paths, state
+        config = settings.sinks.cognee
+        self.outbox = Outbox(state)
+        self.filler = Filler(self.outbox, config.include_memories)
+        self.client = CogneeClient(config)
+        self.deliverer = Deliverer(self.outbox, self.client, config)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def fill(self, force: bool = False):  # noqa: ANN201 - FillReport
+        return self.filler.fill(sink_roots(self.settings, self.paths, self.state), force=force)
+
+    def round(
+        self,
+        force: bool = False,
+        now: bool = False,
+        should_stop: Callable[[], bool] = lambda: False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Round:
+        """Fill, then deliver what is due (`now`: everything queued, backoff or not)."""
+        from daemon.sinks.outbox import delivery_lock
+
+        started = time.monotonic()
+        filled = self.fill(force)
+        result = Round(queued_puts=filled.queued_puts, queued_deletes=filled.queued_deletes)
+        with delivery_lock(self.paths.state_dir, blocking=now) as held:
+            if held:
+                if now:
+                    self.outbox.retry_now()
+                total = self.outbox.stats()["queued"]
+                done = 0
+
+                def step(count: int) -> None:
+                    nonlocal done
+                    done += count
+                    if progress:
+                        progress(done, total)
+
+                report = self.deliverer.run(should_stop, step)
+                result.added, result.replaced, result.deleted = report.added, report.replaced, report.deleted
+                result.unchanged, result.error, result.cognify_run = report.unchanged, report.error, report.cognify_run
+        result.remaining = self.outbox.stats()["queued"]
+        result.seconds = time.monotonic() - started
+        return result
+
+
+def local_status(settings: Settings, state: StateDB) -> dict[str, Any] | None:
+    """What the state database says about the sink (no network): for `memoryd status`."""
+    if not enabled(settings):
+        return None
+    from daemon.sinks.outbox import Outbox
+
+    stats = Outbox(state).stats()
+    config = settings.sinks.cognee
+    return {
+        "url": config.url,
+        "dataset": config.dataset,
+        "cognify": config.cognify,
+        "queued": stats["queued"],
+        "retrying": stats["retrying"],
+        "documents": stats["documents"],
+        "delivered_total": stats["delivered_total"],
+        "last_delivery": iso(stats["last_delivery_ms"]) if stats["last_delivery_ms"] else None,
+        "last_error": stats["last_error"],
+        "last_error_at": iso(stats["last_error_ms"]) if stats["last_error_ms"] else None,
+        "cognify_run": stats["cognify_run"],
+        "cognify_requested": iso(stats["cognify_requested_ms"]) if stats["cognify_requested_ms"] else None,
+    }
+
+
+def format_local(sink: dict[str, Any]) -> list[str]:
+    """Lines for `memoryd status`."""
+    line = (
+        f"Cognee sink: {sink['url']} dataset {sink['dataset']}: {sink['documents']} documents delivered, "
+        f"{sink['queued']} queued" + (f" ({sink['retrying']} retrying)" if sink["retrying"] else "")
+        + f"; last delivery {sink['last_delivery'] or 'never'}"
+    )
+    lines = [line]
+    if sink["last_error"]:
+        lines.append(f"  last error ({sink['last_error_at']}): {sink['last_error'][:200]}")
+    if sink["cognify_run"]:
+        lines.append(f"  cognify requested {sink['cognify_requested']} (run {sink['cognify_run']})")
+    return lines
