@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from daemon.capture import plan
 from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
 from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.notefind import NoteFinder
 from daemon.capture.notes import choose_note_dir, note_filename, render_note
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.transcript import build_transcript
-from daemon.files import atomic_write_text, sync_files, write_if_changed
+from daemon.files import sync_files, write_if_changed
 from daemon.opencode.reader import SessionInfo
 from daemon.state import Hold, SessionRecord
 
@@ -63,6 +64,8 @@ class _Pass:
     done: int = 0
     total: int = 0
     detail: Callable[..., Any] = field(default=lambda *args, **fields: None)  # per-session log level
+    # Existing notes by session id, read afresh each pass: a pull may have brought or renamed some.
+    notes: NoteFinder = field(default_factory=NoteFinder)
 
     def tick(self, title: str) -> None:
         self.done += 1
@@ -328,22 +331,24 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
-    path = _note_path(capture, info, record)
+    path = _note_path(capture, info, record, p.notes)
     with capture.state.fence.guard():  # after the daemon's stop, not even a note is written
-        atomic_write_text(path, render_note(info, result, info.time_updated), durable=False)
+        # Same bytes, no write: a tree in git must not change just because a pass ran.
+        write_if_changed(path, render_note(info, result, info.time_updated), durable=False)
     p.to_commit.append(replace(record, status="distilled", note_path=str(path), **common))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
     p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
 
 
-def _note_path(capture: Capture, info: SessionInfo, record: SessionRecord) -> Path:
-    """The recorded note path if it is still there, else a fresh, deterministic one."""
+def _note_path(capture: Capture, info: SessionInfo, record: SessionRecord, found: NoteFinder) -> Path:
+    """The recorded note path if it is still there, else the session's note already in
+    the folder (pulled or renamed: its session_id decides), else a fresh, deterministic one."""
     if record.note_path and Path(record.note_path).exists():
         return Path(record.note_path)
     notes = capture.settings.notes
     folder = choose_note_dir(info, notes.target, notes.category, capture.paths.global_root)
-    return folder / note_filename(info)
+    return found.find(folder, info.id) or folder / note_filename(info)
 
 
 def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:

@@ -76,6 +76,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
       memoryd compile --project ~/src/app
     """
     from daemon.memory.compile import compile_report
+    from daemon.memory.gitignore import ensure_gitignore
 
     app.setup_logging(stderr=False)
     failed = False
@@ -87,6 +88,8 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
         for root in roots:
             index.sync_root(root)
             report = compile_report(root, index=index)
+            if ensure_gitignore(root):
+                report.written.append(root.path / ".gitignore")
             status = f"wrote {len(report.written)} file(s)" if report.written else "up to date"
             click.echo(f"{root.scope:<7} {root.path}: {status}")
             for path in report.written:

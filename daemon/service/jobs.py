@@ -200,6 +200,7 @@ class Jobs:
         of the tree, from the index rather than the files.
         """
         from daemon.memory.compile import compile_root
+        from daemon.memory.gitignore import ensure_gitignore
 
         root = next((r for r in self.roots() if r.path == root_path), None)
         if root is None or self._stop.is_set():  # stopping: nothing more is written
@@ -207,6 +208,8 @@ class Jobs:
         synced = self.index.sync_root_report(root)
         categories = synced.categories if synced.changed else None
         written = compile_root(root, index=self.index, categories=categories)
+        if ensure_gitignore(root):
+            written.append(root.path / ".gitignore")
         if written or synced.changed:
             self.log.info(
                 "tree.refreshed", root=str(root.path), written=[str(p) for p in written], index_changes=synced.changed

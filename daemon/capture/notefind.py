@@ -1,0 +1,58 @@
+"""Find a session's note by the `session_id` in its frontmatter, not by its file name.
+
+A tree kept in git may hold a note written on another machine, or renamed by hand;
+the session's next note must replace that file, never sit beside it. Each folder is
+read once per pass, and only when a session has no recorded note to go to.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+HEAD_BYTES = 4096  # frontmatter comes first; session_id is among its first lines
+_SESSION_ID = re.compile(r'^session_id:[ \t]*["\']?([^"\'\r\n]+?)["\']?[ \t]*$', re.M)
+
+
+def session_id_of(path: Path) -> str | None:
+    """The session id in a note's frontmatter, or None (not a note, unreadable)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    if not head.startswith("---"):
+        return None
+    end = head.find("\n---", 3)
+    match = _SESSION_ID.search(head[: end if end > 0 else len(head)])
+    return match.group(1) if match else None
+
+
+class NoteFinder:
+    """session id → note path for the note folders a pass looks into."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, dict[str, Path]] = {}
+
+    def find(self, folder: Path, session_id: str) -> Path | None:
+        notes = self._folders.get(folder)
+        if notes is None:
+            notes = self._folders[folder] = _read_folder(folder)
+        path = notes.get(session_id)
+        return path if path is not None and path.exists() else None
+
+
+def _read_folder(folder: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return found
+    for name in names:
+        if not name.endswith(".md") or name.startswith(".") or name == "index.md":
+            continue
+        session_id = session_id_of(folder / name)
+        if session_id:
+            found.setdefault(session_id, folder / name)  # two files for one session: the first name wins
+    return found
