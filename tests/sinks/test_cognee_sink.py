@@ -160,6 +160,23 @@ def test_killing_the_server_during_a_push_loses_nothing(home, cognee_up, dataset
     watcher.close()
 
 
+def test_memories_go_too_with_include_memories_and_a_swept_one_is_deleted(home, cognee_up, dataset):
+    write_config(home.config, cognee_up.url, dataset, cognify="never", include_memories=True)
+    run("remember", "--global", "-k", "gotcha", "-t", "Staging needs the VPN", "--expires", "1d", "Connect first.")
+    run("remember", "--global", "-k", "decision", "-t", "Use pnpm", "Lockfile in git.")
+    assert "2 added" in run("sink", "push").output
+    client, dataset_id, docs = server_docs(home)
+    assert sorted(d["externalMetadata"]["kind"] for d in docs.values()) == ["decision", "gotcha"]
+
+    gotcha = next(home.global_root.glob("gotcha/staging*.md"))
+    gotcha.write_text(gotcha.read_text().replace("expires: ", "expires: 2020-01-01\nold_expires: "))
+    run("sweep")
+    assert "1 deleted" in run("sink", "push").output
+    _, _, docs = server_docs(home)
+    assert [d["externalMetadata"]["title"] for d in docs.values()] == ["Use pnpm"]
+    client.close()
+
+
 def test_cognify_is_requested_after_a_batch_and_its_status_shown(home, fixture_db, cognee_up, dataset):
     # Last in this file: a cognify with no model keeps this dataset busy for minutes.
     write_config(home.config, cognee_up.url, dataset, cognify="batch")
