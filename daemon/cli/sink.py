@@ -61,7 +61,8 @@ def push(app: AppContext, everything: bool) -> None:
         state.close()
     click.echo(
         f"Cognee: {result.added} added, {result.replaced} replaced, {result.deleted} deleted, "
-        f"{result.unchanged} already there; {result.remaining} left in the outbox ({result.seconds:.1f} s)"
+        f"{result.unchanged} already there" + (f", {result.resent} sent again" if result.resent else "")
+        + f"; {result.remaining} left in the outbox ({result.seconds:.1f} s)"
     )
     if result.cognify_run:
         click.echo(f"cognify requested (run {result.cognify_run}): `memoryd sink status` shows its progress")

@@ -26,13 +26,14 @@ class DeliveryReport:
     replaced: int = 0
     deleted: int = 0
     unchanged: int = 0
+    resent: int = 0  # sent again on request (`sink push --all`)
     error: str = ""
     cognify_run: str = ""
     seconds: float = 0.0
 
     @property
     def sent(self) -> int:
-        return self.added + self.replaced + self.deleted
+        return self.added + self.replaced + self.deleted + self.resent
 
 
 class Deliverer:
@@ -48,8 +49,12 @@ class Deliverer:
         should_stop: Callable[[], bool] = lambda: False,
         progress: Callable[[int], None] | None = None,
         cognify: bool | None = None,
+        resend: bool = False,
     ) -> DeliveryReport:
-        """Deliver until the outbox has nothing due or a request fails (then it backs off)."""
+        """Deliver until the outbox has nothing due or a request fails (then it backs off).
+
+        `resend`: add documents the server should already hold too (it may have lost them;
+        identical content is a no-op there)."""
         started = time.monotonic()
         report = DeliveryReport()
         while not should_stop():
@@ -57,7 +62,7 @@ class Deliverer:
             if not batch:
                 break
             try:
-                self._batch(batch, report)
+                self._batch(batch, report, resend)
             except SinkError as exc:
                 report.error = str(exc)
                 self.outbox.failed(batch, str(exc), self.settings.max_backoff_s)
@@ -66,7 +71,7 @@ class Deliverer:
             if progress:
                 progress(len(batch))
         wants_cognify = self.settings.cognify == "batch" if cognify is None else cognify
-        if wants_cognify and report.added + report.replaced and not report.error:
+        if wants_cognify and report.added + report.replaced + report.resent and not report.error:
             self.request_cognify(report)
         report.seconds = time.monotonic() - started
         if report.sent or report.error:
@@ -74,7 +79,7 @@ class Deliverer:
                      deleted=report.deleted, unchanged=report.unchanged, seconds=round(report.seconds, 3))
         return report
 
-    def _batch(self, batch: list[Entry], report: DeliveryReport) -> None:
+    def _batch(self, batch: list[Entry], report: DeliveryReport, resend: bool) -> None:
         delivered = self.outbox.delivered_map([e.doc_key for e in batch])
         uploads: list[Entry] = []
         for entry in batch:
@@ -84,9 +89,12 @@ class Deliverer:
                     self.client.delete(done.dataset_id, done.remote_id)
                 self.outbox.confirm_delete(entry)
                 report.deleted += 1
-            elif done is not None and done.content_hash == entry.content_hash:
+            elif done is not None and done.content_hash == entry.content_hash and not resend:
                 self.outbox.confirm_unchanged(entry)  # at-least-once: sent before, confirmed now
                 report.unchanged += 1
+            elif done is not None and done.content_hash == entry.content_hash:
+                report.resent += 1
+                uploads.append(entry)
             else:
                 if done is not None:
                     self.client.delete(done.dataset_id, done.remote_id)  # the earlier version goes first

@@ -33,6 +33,7 @@ class Round:
     replaced: int = 0
     deleted: int = 0
     unchanged: int = 0
+    resent: int = 0
     remaining: int = 0
     error: str = ""
     cognify_run: str = ""
@@ -87,9 +88,10 @@ class Sink:
                     if progress:
                         progress(done, total)
 
-                report = self.deliverer.run(should_stop, step)
+                report = self.deliverer.run(should_stop, step, resend=force)
                 result.added, result.replaced, result.deleted = report.added, report.replaced, report.deleted
-                result.unchanged, result.error, result.cognify_run = report.unchanged, report.error, report.cognify_run
+                result.unchanged, result.resent = report.unchanged, report.resent
+                result.error, result.cognify_run = report.error, report.cognify_run
         result.remaining = self.outbox.stats()["queued"]
         result.seconds = time.monotonic() - started
         return result

@@ -67,6 +67,9 @@ def test_notes_arrive_once_each_with_their_metadata(home, fixture_db, cognee_up,
     again = run("sink", "push")  # nothing changed: nothing sent, nothing doubled
     assert "0 added, 0 replaced, 0 deleted" in again.output
     assert client.count(dataset_id) == len(written)
+    resent = run("sink", "push", "--all")  # sent again: identical content is one document there
+    assert f"{len(written)} sent again" in resent.output
+    assert client.count(dataset_id) == len(written)
     status = run("status").output
     assert f"{len(written)} documents delivered, 0 queued" in status
     client.close()
@@ -175,6 +178,30 @@ def test_memories_go_too_with_include_memories_and_a_swept_one_is_deleted(home, 
     _, _, docs = server_docs(home)
     assert [d["externalMetadata"]["title"] for d in docs.values()] == ["Use pnpm"]
     client.close()
+
+
+def test_login_from_variables_delivers_as_that_user(home, cognee_up, dataset, monkeypatch):
+    import httpx
+
+    email, password = f"{dataset}@example.com", "a-long-test-password"
+    registered = httpx.post(f"{cognee_up.url}/api/v1/auth/register", json={"email": email, "password": password})
+    assert registered.status_code == 201, registered.text
+    monkeypatch.setenv("TEST_COGNEE_USER", email)
+    monkeypatch.setenv("TEST_COGNEE_PASSWORD", password)
+    write_config(home.config, cognee_up.url, dataset, cognify="never",
+                 username_env="TEST_COGNEE_USER", password_env="TEST_COGNEE_PASSWORD")
+    _many_notes(home, 3)
+    assert "3 added" in run("sink", "push").output
+
+    settings, _ = load_settings()
+    with CogneeClient(settings.sinks.cognee) as logged_in:
+        assert logged_in.count(logged_in.dataset_id()) == 3
+    with CogneeClient(settings.sinks.cognee.model_copy(update={"username_env": ""})) as anonymous:
+        assert anonymous.dataset_id() == ""  # the dataset is the logged-in user's
+
+    monkeypatch.setenv("TEST_COGNEE_PASSWORD", "wrong")
+    refused = run("sink", "push", "--all", ok=False)
+    assert refused.exit_code == 1 and "LOGIN_BAD_CREDENTIALS" in refused.output
 
 
 def test_cognify_is_requested_after_a_batch_and_its_status_shown(home, fixture_db, cognee_up, dataset):
