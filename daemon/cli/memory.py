@@ -140,19 +140,24 @@ def _read_body(body: str) -> str:
 @_scope_option
 @_project_option
 @_json_option
+@click.option("--cognee", is_flag=True, help="Also ask the Cognee server ([sinks.cognee]) and print its answers.")
 @click.pass_obj
-def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, project: Path | None, as_json: bool) -> None:
+def recall(
+    app: AppContext, words: tuple[str, ...], limit: int, scope: str, project: Path | None, as_json: bool, cognee: bool
+) -> None:
     """Search memories: best match first, newest first on a tie.
 
     Words and identifiers match whole or in parts (snake_case, kebab-case, dotted.names,
     paths), Chinese, Japanese and Korean text by character pairs. When no memory holds
     every word, the words are retried as prefixes, so `migrat` finds "migration".
+    With --cognee the Cognee server's search answers follow the local hits.
 
     \b
     Examples:
       memoryd recall postgres migration
       memoryd recall 部署 --scope project
       memoryd recall wal -n 3 --json
+      memoryd recall deploy --cognee
     """
     from daemon.memory.commands import recall as run_recall
 
@@ -162,20 +167,20 @@ def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, proj
         ws = _workspace(app, project, reading=True)
         result = run_recall(ws, query, limit=limit, scope=scope)  # type: ignore[arg-type]
     if as_json:
-        _echo_json(
-            {
-                "query": query,
-                "match": result.mode,
-                "results": [
-                    {**_memory_json(hit.memory), "score": hit.score, "preview": hit.preview} for hit in result.hits
-                ],
-            }
-        )
+        out = {
+            "query": query,
+            "match": result.mode,
+            "results": [{**_memory_json(hit.memory), "score": hit.score, "preview": hit.preview} for hit in result.hits],
+        }
+        if cognee:
+            from daemon.cli.sink import ask_cognee
+
+            out["cognee"] = ask_cognee(app, query, limit)
+        _echo_json(out)
         return
     if not result.hits:
         click.echo(f"No memory matches {query!r}. `memoryd list` shows what there is.")
-        return
-    if result.mode == "prefix":
+    elif result.mode == "prefix":
         click.echo("(no memory holds every word: showing prefix matches)", err=True)
     for number, hit in enumerate(result.hits, 1):
         memory = hit.memory
@@ -184,6 +189,10 @@ def recall(app: AppContext, words: tuple[str, ...], limit: int, scope: str, proj
         if hit.preview:
             click.echo(_indent(hit.preview))
         click.echo("")
+    if cognee:
+        from daemon.cli.sink import ask_cognee, format_cognee
+
+        click.echo(format_cognee(ask_cognee(app, query, limit)))
 
 
 # --- remember -------------------------------------------------------------------------

@@ -122,3 +122,42 @@ def status(app: AppContext, as_json: bool) -> None:
         c = server.get("cognified") or {}
         lines.append(f"Cognify: {c.get('completed')} of {c.get('total')} documents processed, {c.get('pending')} pending")
     click.echo("\n".join(lines))
+
+
+RECALL_TIMEOUT_S = 15.0  # a recall is interactive: do not wait a minute for a busy server
+
+
+def ask_cognee(app: AppContext, query: str, limit: int) -> dict[str, Any]:
+    """The server's search answers for `memoryd recall --cognee`, or the reason there are none."""
+    from daemon.sinks.cognee import CogneeClient, SinkError
+
+    config = app.settings.sinks.cognee
+    if not config.url:
+        return {"answers": [], "error": "no Cognee server configured ([sinks.cognee] url)"}
+    try:
+        with CogneeClient(config, timeout_s=min(config.timeout_s, RECALL_TIMEOUT_S)) as client:
+            return {"answers": client.search(query, limit), "error": None}
+    except SinkError as exc:
+        return {"answers": [], "error": str(exc)}
+
+
+def _answer_text(answer: Any) -> str:
+    if isinstance(answer, dict):
+        for key in ("text", "answer", "content", "search_result"):
+            if answer.get(key):
+                return _answer_text(answer[key])
+    if isinstance(answer, list):
+        return " / ".join(_answer_text(a) for a in answer[:3])
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
+def format_cognee(found: dict[str, Any]) -> str:
+    if found["error"]:
+        return f"Cognee: no answer: {found['error']}"
+    if not found["answers"]:
+        return "Cognee: nothing found."
+    lines = ["Cognee:"]
+    for number, answer in enumerate(found["answers"], 1):
+        text = " ".join(_answer_text(answer).split())
+        lines.append(f"{number}. {text[:300]}")
+    return "\n".join(lines)

@@ -59,14 +59,16 @@ _transient = retry(
 class CogneeClient:
     """One Cognee server and dataset, as configured in `[sinks.cognee]`."""
 
-    def __init__(self, settings: CogneeSinkSettings, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, settings: CogneeSinkSettings, transport: httpx.BaseTransport | None = None, timeout_s: float | None = None
+    ) -> None:
         if not settings.url:
             raise SinkError("sinks.cognee.url is empty: set it to your Cognee server", retryable=False)
         self.settings = settings
         self.dataset = settings.dataset
         self.http = httpx.Client(
             base_url=settings.url.rstrip("/"),
-            timeout=settings.timeout_s,
+            timeout=settings.timeout_s if timeout_s is None else timeout_s,
             headers=_auth_headers(settings),
             transport=transport,
         )

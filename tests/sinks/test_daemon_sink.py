@@ -109,3 +109,14 @@ def test_an_outbox_left_by_a_killed_daemon_is_delivered_exactly_once(
     with CogneeClient(settings.sinks.cognee) as client:
         assert client.count(client.dataset_id()) == note_count(home)
     assert outbox_stats(home)["queued"] == 0
+
+
+def test_recall_cognee_prints_local_hits_and_why_the_server_gave_no_answer(home, black_hole):
+    write_config(home.config, black_hole, "kb", timeout_s=1)
+    runner = CliRunner()
+    saved = runner.invoke(cli, ["remember", "--global", "-k", "gotcha", "-t", "Deploy with pnpm", "npm ci drops the lockfile"])
+    assert saved.exit_code == 0, saved.output
+    result = runner.invoke(cli, ["recall", "pnpm", "--cognee"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "1. Deploy with pnpm" in result.output
+    assert "Cognee: no answer:" in result.output and "/api/v1/search" in result.output
