@@ -151,6 +151,14 @@ def _sink(settings: Settings, state: Any) -> dict[str, Any] | None:
     return local_status(settings, state)
 
 
+def _sink_lines(sink: dict[str, Any] | None) -> list[str]:
+    if not sink:
+        return []
+    from daemon.sinks.run import format_local
+
+    return format_local(sink)
+
+
 def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[str, Any]:
     from daemon.capture.distill.budget import Budget
 
@@ -220,10 +228,7 @@ def format_status(data: dict[str, Any]) -> str:
     else:
         lines.extend(_session_lines(st))
         lines.append(_model_line(data["model"]))
-        if data.get("sink"):
-            from daemon.sinks.run import format_local
-
-            lines.extend(format_local(data["sink"]))
+        lines.extend(_sink_lines(data.get("sink")))
         lines.append(f"Last sweep: {st['last_sweep'] or 'never'}")
         lines.extend(_memory_lines(data.get("memory", [])))
         if st["errors"]:

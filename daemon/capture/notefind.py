@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 HEAD_BYTES = 4096  # frontmatter comes first; session_id is among its first lines
-_SESSION_ID = re.compile(r'^session_id:[ \t]*["\']?([^"\'\r\n]+?)["\']?[ \t]*$', re.M)
+_SESSION_ID = re.compile(r'^session_id:[ \t]*["\']?([^"\'\r\n]+?)["\']?[ \t]*$', re.MULTILINE)
 
 
 def session_id_of(path: Path) -> str | None:

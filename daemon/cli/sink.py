@@ -34,7 +34,13 @@ def push(app: AppContext, everything: bool) -> None:
       memoryd sink push
       memoryd sink push --all
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from daemon.sinks.cognee import SinkError
     from daemon.sinks.run import Sink

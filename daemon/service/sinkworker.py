@@ -65,7 +65,7 @@ class SinkWorker:
             sink.close()
             state.close()
 
-    def _one(self, sink) -> None:  # noqa: ANN001 - Sink, imported lazily
+    def _one(self, sink) -> None:
         from daemon.sinks.cognee import SinkError
 
         try:
@@ -77,7 +77,7 @@ class SinkWorker:
         except (SinkError, OSError) as exc:
             self.log.warning("sink.round_failed", error=str(exc))
 
-    def _sleep_s(self, sink) -> float:  # noqa: ANN001
+    def _sleep_s(self, sink) -> float:
         due_ms = sink.outbox.next_due_ms()
         wait = IDLE_S if due_ms is None else max(0.5, due_ms / 1000 - time.time())
         if self.settings.sinks.cognee.cognify == "schedule":

@@ -10,10 +10,15 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import httpx
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    retry,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from daemon.config import CogneeSinkSettings
 
@@ -78,7 +83,7 @@ class CogneeClient:
     def close(self) -> None:
         self.http.close()
 
-    def __enter__(self) -> CogneeClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,17 +8,21 @@ the files whose content hash moved are read again.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from daemon.memory.tree import Memory, MemoryFileError, MemoryRoot, ScanCache, content_hash, scan, split_document
+from daemon.memory.tree import (
+    Memory,
+    MemoryFileError,
+    MemoryRoot,
+    ScanCache,
+    content_hash,
+    scan,
+    split_document,
+)
 from daemon.sinks.outbox import DELETE, PUT, Entry, Outbox
-
-log = logging.getLogger("memoryd.sinks.fill")
 
 NOTE_KIND = "session"
 
@@ -135,7 +139,3 @@ class Filler:
 def _safe_name(doc_key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in doc_key)[:100] or "memory"
 
-
-def note_paths(roots: Iterable[MemoryRoot]) -> list[Path]:
-    """Every session note in these trees (for tests and the benchmark)."""
-    return [m.path for r in roots if r.exists() for m in scan(r, None)[0] if m.kind == NOTE_KIND]

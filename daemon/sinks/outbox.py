@@ -180,9 +180,6 @@ class Outbox:
             for r in rows
         }
 
-    def delivered_one(self, doc_key: str) -> Delivered | None:
-        return self.delivered_map([doc_key]).get(doc_key)
-
     def delivered_map(self, keys: list[str]) -> dict[str, Delivered]:
         found: dict[str, Delivered] = {}
         for start in range(0, len(keys), 500):

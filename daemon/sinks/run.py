@@ -59,7 +59,7 @@ class Sink:
     def close(self) -> None:
         self.client.close()
 
-    def fill(self, force: bool = False):  # noqa: ANN201 - FillReport
+    def fill(self, force: bool = False):
         return self.filler.fill(sink_roots(self.settings, self.paths, self.state), force=force)
 
     def round(

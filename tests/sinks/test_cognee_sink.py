@@ -6,7 +6,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
@@ -168,7 +167,7 @@ def test_memories_go_too_with_include_memories_and_a_swept_one_is_deleted(home, 
     run("remember", "--global", "-k", "gotcha", "-t", "Staging needs the VPN", "--expires", "1d", "Connect first.")
     run("remember", "--global", "-k", "decision", "-t", "Use pnpm", "Lockfile in git.")
     assert "2 added" in run("sink", "push").output
-    client, dataset_id, docs = server_docs(home)
+    client, _, docs = server_docs(home)
     assert sorted(d["externalMetadata"]["kind"] for d in docs.values()) == ["decision", "gotcha"]
 
     gotcha = next(home.global_root.glob("gotcha/staging*.md"))

@@ -114,7 +114,9 @@ def test_an_outbox_left_by_a_killed_daemon_is_delivered_exactly_once(
 def test_recall_cognee_prints_local_hits_and_why_the_server_gave_no_answer(home, black_hole):
     write_config(home.config, black_hole, "kb", timeout_s=1)
     runner = CliRunner()
-    saved = runner.invoke(cli, ["remember", "--global", "-k", "gotcha", "-t", "Deploy with pnpm", "npm ci drops the lockfile"])
+    saved = runner.invoke(
+        cli, ["remember", "--global", "-k", "gotcha", "-t", "Deploy with pnpm", "npm ci drops the lockfile"]
+    )
     assert saved.exit_code == 0, saved.output
     result = runner.invoke(cli, ["recall", "pnpm", "--cognee"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
