@@ -45,6 +45,14 @@ def private_file(path: Path) -> Path:
     For files another library creates with its own mode (SQLite: 0644 less the umask,
     and its -wal/-shm files copy the database's mode).
     """
+    try:
+        # An existing file is never opened here: closing any descriptor of a file drops
+        # every POSIX lock this process holds on it, and SQLite's locks (another thread's
+        # open connection) would silently go with it.
+        os.chmod(path, FILE_MODE)
+        return path
+    except FileNotFoundError:
+        pass
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)

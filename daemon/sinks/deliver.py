@@ -82,6 +82,7 @@ class Deliverer:
     def _batch(self, batch: list[Entry], report: DeliveryReport, resend: bool) -> None:
         delivered = self.outbox.delivered_map([e.doc_key for e in batch])
         uploads: list[Entry] = []
+        counts = {"added": 0, "replaced": 0, "resent": 0}  # reported once the server confirmed
         for entry in batch:
             done = delivered.get(entry.doc_key)
             if entry.op == DELETE:
@@ -93,20 +94,19 @@ class Deliverer:
                 self.outbox.confirm_unchanged(entry)  # at-least-once: sent before, confirmed now
                 report.unchanged += 1
             elif done is not None and done.content_hash == entry.content_hash:
-                report.resent += 1
+                counts["resent"] += 1
                 uploads.append(entry)
             else:
                 if done is not None:
                     self.client.delete(done.dataset_id, done.remote_id)  # the earlier version goes first
-                    report.replaced += 1
-                else:
-                    report.added += 1
+                counts["replaced" if done is not None else "added"] += 1
                 uploads.append(entry)
         if uploads:
-            dataset_id, ids = self.client.add(
-                [Upload(e.filename, e.content, e.metadata or {}) for e in uploads]
-            )
+            dataset_id, ids = self.client.add([Upload(e.filename, e.content, e.metadata or {}) for e in uploads])
             self.outbox.confirm_puts(uploads, dataset_id, ids)
+        report.added += counts["added"]
+        report.replaced += counts["replaced"]
+        report.resent += counts["resent"]
 
     def request_cognify(self, report: DeliveryReport | None = None) -> str:
         """Ask for a background cognify; a failure is recorded, the documents stay delivered."""
