@@ -1,72 +1,163 @@
 """The default distiller: no model, no network. It picks facts out of the transcript.
 
-Each section is filled from evidence in the entries: what the user asked, the last
-thing the assistant said, sentences with decision/lesson wording, failed tools and
-error-looking output, paths and commands from tool inputs, follow-up wording.
+The session is read as turns (a user request and what answered it). Outcome is the
+conclusion of every turn, so a continued session keeps what it did earlier. Every other
+sentence is sorted by its label or cue (cues.py, several languages) into one section:
+each statement appears once in the note. Files are paths with what happened to them.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable
 
+from daemon.capture.distill import cues
 from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
+from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.distill.touched import FILE_KEYS, Touched
+from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
-_DECISION = re.compile(
-    r"\b(decision|decided|decide|we will|always|never|instead of|rather than|chose|choose|prefer|"
-    r"convention|policy|must|should use|because|so that)\b|约定|决定|一律|因为|而不是|必须|常に|決定",
-    re.IGNORECASE,
-)
-_FINDING = re.compile(
-    r"\b(found|root cause|turns out|is configured|is defined|lives in|is set|lesson|gotcha|learned|"
-    r"does not exist|doesn't exist|never committed|caused by|the reason|stopped on|exceeded)\b|发现|原因|原来",
-    re.IGNORECASE,
-)
-_FIX = re.compile(r"\b(fix|fixed|fixes|workaround|resolved|solved|now uses|now reads|changed)\b|修复|已修改|改用", re.I)
-_FOLLOWUP = re.compile(
-    r"\b(follow-?up|todo|next step|remaining|still need|later|rotate|should (?:also|now)|consider)\b|待办|后续|下一步",
-    re.IGNORECASE,
-)
+# Bump when the rules change what a note or a junk verdict says: junk verdicts of another
+# version are judged again.
+EXTRACTIVE_VERSION = "x2"
+
+WORKED, OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = SECTIONS
+_SECTION_OF = {
+    cues.LESSON: FINDINGS,
+    cues.GOTCHA: FINDINGS,
+    cues.FINDING: FINDINGS,
+    cues.DECISION: DECISIONS,
+    cues.FIX: PROBLEMS,
+    cues.FOLLOWUP: FOLLOWUPS,
+}
+_LIMITS = {WORKED: 7, DECISIONS: 8, FINDINGS: 8, PROBLEMS: 8, FOLLOWUPS: 6}
 _ERROR_LINE = re.compile(
     r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
-    r"\bFAILED\b|\bfailed\b|\bnot found\b|\bdenied\b|\btimed out\b)"
+    r"\bFAILED\b|\bfailed\b|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
+)
+# Narration of what the agent is about to do is not a result.
+_NARRATION = re.compile(
+    r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
 )
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
-_FILE_KEYS = ("filePath", "path", "file")
-_MAX_ITEMS = 8
 _ITEM_CHARS = 300
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip(" -*`") for s in _SENTENCE_END.split(text) if s and len(s.strip()) > 3]
+_OUTCOME_CHARS = 1400  # shared by the turns' conclusions
+_DESCRIPTION_CHARS = 200
 
 
 def _short(text: str, limit: int = _ITEM_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip_sentences([" ".join(text.split())], limit)
 
 
-def _unique(items: Iterable[str], limit: int = _MAX_ITEMS) -> list[str]:
-    seen: list[str] = []
-    for item in items:
-        if item and item not in seen:
-            seen.append(item)
-        if len(seen) >= limit:
-            break
-    return seen
+class _Note:
+    """Sections being filled, with every statement's key claimed by one section only."""
+
+    def __init__(self) -> None:
+        self.sections: dict[str, list[str]] = {name: [] for name in SECTIONS}
+        self.used: set[str] = set()
+
+    def claimed(self, text: str) -> bool:
+        k = key(text)
+        return not k or k in self.used
+
+    def add(self, section: str, text: str, parts: list[str] | None = None) -> bool:
+        """Add `text` unless it (or any sentence of it) is already in the note or the section is full."""
+        items = self.sections[section]
+        keys = {key(p) for p in (parts or [text])} | {key(text)}
+        if not text or keys & self.used or len(items) >= _LIMITS.get(section, 99):
+            return False
+        items.append(text)
+        self.used |= keys
+        return True
 
 
-def _relative(path: str, directory: str) -> str:
-    if directory and path.startswith(directory.rstrip("/") + "/"):
-        return os.path.relpath(path, directory)
-    return path
+def _is_result(sentence: str) -> bool:
+    """A conclusion sentence that states a result (not a plan, question or follow-up)."""
+    labelled = cues.label_of(sentence)
+    if labelled and labelled[0] != cues.FIX:
+        return False
+    return not (sentence.endswith("?") or sentence.endswith("？") or _NARRATION.match(sentence)) and not (
+        labelled is None and cues.has_cue(sentence, cues.FOLLOWUP)
+    )
 
 
-def _texts(entries: Iterable[Entry], role: str) -> list[str]:
-    return [e.text for e in entries if e.kind == "text" and e.role == role]
+def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
+    """One line per turn with a conclusion; returns the sentences the lines left out."""
+    concluded = [t for t in turns if t.conclusion]
+    per_turn = max(160, _OUTCOME_CHARS // max(1, len(concluded)))
+    rest: list[str] = []
+    for turn in concluded:
+        every = sentences(turn.conclusion)
+        results = [s for s in every if _is_result(s) and not note.claimed(s)]
+        line = clip_sentences(results, per_turn)
+        kept = [s for s in results if s in line]
+        if not (line and note.add(OUTCOME, line, kept)):
+            kept = []
+        rest += [s for s in every if s not in kept]
+    return rest
+
+
+def _followups(note: _Note, turns: list[Turn]) -> None:
+    """Follow-ups each turn's conclusion proposed, unless a later turn did them."""
+    for number, turn in enumerate(turns):
+        for sentence in sentences(turn.conclusion):
+            labelled = cues.label_of(sentence)
+            is_followup = labelled[0] == cues.FOLLOWUP if labelled else cues.has_cue(sentence, cues.FOLLOWUP)
+            if not is_followup or note.claimed(sentence):
+                continue
+            if done_later(sentence, turns[number + 1 :]):
+                note.used.add(key(sentence))  # done: in no section at all
+                continue
+            note.add(FOLLOWUPS, _short(sentence))
+
+
+def _classified(note: _Note, candidates: list[str]) -> None:
+    """Sort statements into Decisions / Findings / Problems by label or cue."""
+    for sentence in candidates:
+        kind = cues.kind_of(sentence)
+        if kind is None or kind == cues.FOLLOWUP:
+            if _ERROR_LINE.search(sentence):
+                note.add(PROBLEMS, _short(sentence))
+            continue
+        note.add(_SECTION_OF[kind], _short(sentence))
+
+
+def _tool_problems(note: _Note, tools: list[Entry]) -> None:
+    for tool in tools:
+        if tool.status == "error":
+            target = next((tool.input[k] for k in FILE_KEYS if k in tool.input), tool.input.get("command", ""))
+            note.add(PROBLEMS, _short(f"`{tool.tool}` {target} failed: {tool.error}".replace(" ` ", " ")))
+    for tool in tools:
+        lines = [line.strip() for line in (tool.output or "").splitlines() if _ERROR_LINE.search(line)]
+        for line in list(dict.fromkeys(lines))[:2]:
+            note.add(PROBLEMS, _short(f"`{tool.tool}` output: {line}", 240))
+
+
+def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
+    """Title and each request's opening; returns request sentences left for other sections."""
+    if title:
+        note.add(WORKED, _short(title))
+    rest: list[str] = []
+    for turn in turns:
+        for ask in turn.asked:
+            parts = sentences(ask) or [ask]
+            line = clip_sentences(parts, 240)
+            kept = [p for p in parts if p in line]
+            rest += [p for p in parts if p not in kept]
+            note.add(WORKED, line, kept)
+    return rest
+
+
+def _description(note: _Note, first_ask: str, title: str) -> str:
+    """The outcome's first sentence; never the user's own question."""
+    candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], title]
+    asked = key(first_ask)
+    for text in candidates:
+        first = (sentences(text) or [text])[0]
+        k = key(first)
+        if k and k != asked and not asked.startswith(k):
+            return _short(first, _DESCRIPTION_CHARS)
+    return ""
 
 
 class ExtractiveDistiller:
@@ -77,70 +168,38 @@ class ExtractiveDistiller:
 
     def distill(self, transcript: Transcript) -> Distilled:
         if obviously_junk(transcript):
-            return Distilled(junk=True, distiller=self.name)
-        entries = transcript.entries
-        directory = transcript.session.directory
-        asked = _texts(entries, "user")
-        said = _texts(entries, "assistant")
-        tools = [e for e in entries if e.kind == "tool"]
-
-        sections: dict[str, list[str]] = {name: [] for name in SECTIONS}
-        worked = sections["What Was Worked On"]
-        if transcript.session.title:
-            worked.append(_short(transcript.session.title))
-        worked += [_short(t.strip('"'), 500) for t in asked[:4]]
-
-        if said:
-            sections["Outcome / Current State"].append(_short(said[-1], 700))
-
-        assistant_sentences = [s for t in said for s in _sentences(t)]
-        # Subagent results (the `task` tool's output) are findings in their own right.
-        subagent = [_TASK_RESULT.sub("", t.output).strip() for t in tools if t.tool == "task" and t.output]
-        sections["Findings & Learnings"] = _unique(
-            [*(_short(s) for s in assistant_sentences if _FINDING.search(s)), *(_short(r) for r in subagent if r)]
+            return Distilled(junk=True, distiller=self.name, prompt_version=EXTRACTIVE_VERSION)
+        turns = split_turns(transcript.entries)
+        tools = [t for turn in turns for t in turn.tools]
+        note = _Note()
+        asked_rest = _worked_on(note, transcript.session.title, turns)
+        _followups(note, turns)
+        rest = _outcomes(note, turns)
+        said = [s for turn in turns for text in turn.said[:-1] for s in sentences(text)]
+        _classified(note, [*rest, *said])
+        for tool in tools:
+            if tool.tool == "task" and tool.output:
+                for sentence in sentences(_TASK_RESULT.sub("", tool.output))[:2]:
+                    note.add(FINDINGS, _short(sentence))
+        _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.search(s)])
+        _tool_problems(note, tools)
+        touched = Touched(transcript.session.directory)
+        for turn in turns:
+            for tool in turn.tools:
+                touched.add_tool(tool)
+            for mention in turn.mentions:
+                if mention.startswith("changed files: "):
+                    touched.add_changed(mention.removeprefix("changed files: ").split(","))
+        note.sections[FILES] = touched.lines()
+        first_ask = next((a for turn in turns for a in turn.asked), "")
+        summary = _description(note, first_ask, transcript.session.title)
+        return Distilled(
+            junk=False,
+            body=render_sections(note.sections),
+            summary=summary,
+            distiller=self.name,
+            prompt_version=EXTRACTIVE_VERSION,
         )
-        sections["Decisions & Rationale"] = _unique(
-            _short(s) for s in assistant_sentences if _DECISION.search(s) and not _FINDING.search(s)
-        )
-
-        problems: list[str] = []
-        for tool in tools:
-            if tool.status == "error":
-                target = next((tool.input[k] for k in _FILE_KEYS if k in tool.input), tool.input.get("command", ""))
-                problems.append(_short(f"`{tool.tool}` {target} failed: {tool.error}".replace(" ` ", " ")))
-        for tool in tools:
-            for line in (tool.output or "").splitlines():
-                if _ERROR_LINE.search(line):
-                    problems.append(_short(f"`{tool.tool}` output: {line.strip()}", 240))
-        problems += [_short(s) for s in assistant_sentences if _FIX.search(s) or _ERROR_LINE.search(s)]
-        user_problems = [s for t in asked for s in _sentences(t) if _ERROR_LINE.search(s)]
-        sections["Problems & Fixes"] = _unique([*(_short(s.strip('"')) for s in user_problems), *problems])
-
-        files: dict[str, list[str]] = {}  # path → how it was touched, in order
-        commands: list[str] = []
-        for tool in tools:
-            for key in _FILE_KEYS:
-                if key in tool.input:
-                    files.setdefault(_relative(tool.input[key], directory), []).append(tool.tool)
-            if tool.tool == "bash" and "command" in tool.input:
-                commands.append(f"`{_short(tool.input['command'], 200)}`")
-            elif tool.tool in ("grep", "glob") and "pattern" in tool.input:
-                commands.append(f"{tool.tool} `{_short(tool.input['pattern'], 120)}`")
-            elif tool.tool == "task":
-                commands.append(f"subagent: {_short(tool.input.get('description', ''), 120)}")
-        for entry in entries:
-            if entry.kind == "mention" and entry.text.startswith("changed files: "):
-                for changed in entry.text.removeprefix("changed files: ").split(","):
-                    files.setdefault(_relative(changed.strip(), directory), []).append("changed")
-        file_lines = [f"`{path}` ({', '.join(_unique(how))})" for path, how in files.items()]
-        sections["Files, Systems & Commands"] = [*file_lines[:12], *_unique(commands, 10)]
-
-        tail = said[-2:]
-        sections["Follow-ups"] = _unique(_short(s) for t in tail for s in _sentences(t) if _FOLLOWUP.search(s))
-
-        body = render_sections(sections)
-        summary = _short((asked[0] if asked else transcript.session.title).strip('"'), 160)
-        return Distilled(junk=False, body=body, summary=summary, distiller=self.name)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -153,7 +212,7 @@ def render_sections(sections: dict[str, list[str]]) -> str:
         items = sections.get(name) or []
         if not items:
             continue
-        if name == "Outcome / Current State" and len(items) == 1:
+        if name == OUTCOME and len(items) == 1:
             out.append(f"## {name}\n\n{items[0]}\n")
         else:
             out.append(f"## {name}\n\n" + "\n".join(f"- {item}" for item in items) + "\n")

@@ -1,0 +1,92 @@
+"""Pure: what kind of statement a sentence is, from its wording, in several languages.
+
+Two tables. A *label* opens a sentence and names its kind outright ("Decision:",
+"原因：", "교훈:"). A *cue* is wording inside a sentence that marks its kind ("root
+cause", "改为", "고쳤"). Latin-script cues match whole words; CJK and Hangul cues match
+anywhere, since those scripts put no spaces between a word and its particles.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Kinds, in the order a sentence is tested when it has no label.
+FINDING, LESSON, GOTCHA, DECISION, FIX, FOLLOWUP = "finding", "lesson", "gotcha", "decision", "fix", "followup"
+
+_LABELS: dict[str, tuple[str, ...]] = {
+    LESSON: ("lessons? learned", "lesson", "learned", "takeaway", "教训", "经验", "教訓", "学び", "교훈", "배운 점"),
+    GOTCHA: ("gotcha", "pitfall", "caveat", "watch out", "beware", "坑", "陷阱", "注意事项", "落とし穴", "ハマりどころ",
+             "注意点", "함정", "주의"),
+    DECISION: ("decision", "decided", "convention", "policy", "rule", "决定", "决策", "约定", "規約", "決定", "方針",
+               "결정", "규칙", "방침"),
+    FINDING: ("root cause", "cause", "finding", "found", "原因", "根因", "发现", "判明", "원인", "발견"),
+    FIX: ("fixed", "fix", "solution", "workaround", "resolved", "修复", "解决", "修正", "対策", "解決", "해결", "수정"),
+    FOLLOWUP: ("follow-?ups?", "todo", "next steps?", "后续", "待办", "下一步", "今後", "残タスク", "次のステップ", "후속",
+               "다음 단계", "할 일"),
+}
+
+_CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # kind: (Latin whole-word cues, CJK/Hangul cues matched anywhere)
+    LESSON: (("lesson", "learned", "takeaway"), ("教训", "教訓", "교훈")),
+    GOTCHA: (("gotcha", "pitfall", "beware", "watch out", "caveat"), ("坑", "落とし穴", "ハマ", "함정", "주의해야")),
+    FINDING: (
+        ("root cause", "turns out", "turned out", "caused by", "the reason", "is configured", "is defined", "lives in",
+         "is set", "does not exist", "doesn't exist", "never committed", "stopped on", "exceeded", "found",
+         "the problem was", "the issue was", "because of"),
+        ("原因", "根因", "发现", "原来", "导致", "由于", "问题在于", "判明", "わかった", "分かった", "起因", "のせい",
+         "원인", "발견", "알고 보니", "때문", "문제는"),
+    ),
+    DECISION: (
+        ("decision", "decided", "we will", "we'll use", "chose", "instead of", "rather than", "always", "never",
+         "convention", "policy", "going with", "must"),
+        ("决定", "约定", "一律", "而不是", "统一", "必须", "決定", "決めた", "常に", "ではなく", "代わりに", "方針", "必ず",
+         "결정", "대신", "항상", "하기로", "반드시"),
+    ),
+    FIX: (
+        ("fix", "fixed", "fixes", "workaround", "resolved", "solved", "now uses", "now reads", "changed", "replaced",
+         "switched"),
+        ("修复", "已修改", "改用", "改为", "解决", "修正", "対策", "解決", "直し", "変更", "置き換え", "해결", "고쳤",
+         "바꿨", "수정", "변경", "고침"),
+    ),
+    FOLLOWUP: (
+        ("follow-up", "followup", "todo", "next step", "remaining", "still need", "later", "should also", "consider",
+         "rotate"),
+        ("后续", "待办", "下一步", "还需要", "今後", "要対応", "残り", "検討", "후속", "다음 단계", "나중에", "검토"),
+    ),
+}
+
+_LABEL_RE = re.compile(
+    r"^\W{0,4}(?P<label>" + "|".join(f"(?P<{k}>{'|'.join(v)})" for k, v in _LABELS.items()) + r")\W{0,2}\s*[:：]\s*",
+    re.IGNORECASE,
+)
+
+
+def _cue_regex(latin: tuple[str, ...], cjk: tuple[str, ...]) -> re.Pattern[str]:
+    words = r"\b(?:" + "|".join(w.replace(" ", r"\s+") for w in latin) + r")\b"
+    return re.compile(words + "|" + "|".join(map(re.escape, cjk)), re.IGNORECASE)
+
+
+_CUE_RE = {kind: _cue_regex(*pair) for kind, pair in _CUES.items()}
+CLASSIFY_ORDER = (LESSON, GOTCHA, FINDING, DECISION, FIX)
+MEMORY_KINDS = (LESSON, GOTCHA, DECISION)  # labelled lines that also become memories
+
+
+def label_of(sentence: str) -> tuple[str, str] | None:
+    """The kind a sentence's opening label names, and the text after the label."""
+    match = _LABEL_RE.match(sentence)
+    if not match:
+        return None
+    kind = next(k for k in _LABELS if match.group(k))
+    return kind, sentence[match.end() :].strip()
+
+
+def has_cue(sentence: str, kind: str) -> bool:
+    return bool(_CUE_RE[kind].search(sentence))
+
+
+def kind_of(sentence: str) -> str | None:
+    """The kind of a sentence: its label's, else its first cue's (followups excluded)."""
+    labelled = label_of(sentence)
+    if labelled:
+        return labelled[0]
+    return next((kind for kind in CLASSIFY_ORDER if _CUE_RE[kind].search(sentence)), None)

@@ -1,0 +1,119 @@
+"""Pure: the files a session touched and how (read, edited, created), and its commands.
+
+A command that only reads a file (`cat f`, `sed -n '1,80p' f`, `head f`) is folded into
+that file's "read". Paths inside a memory tree are memoryd's own writes, which
+OpenCode's snapshot reports as changes: they and the project root are never listed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable
+
+from daemon.capture.distill.base import Entry
+
+FILE_KEYS = ("filePath", "path", "file")
+_READ_TOOLS = {"read", "view", "list", "ls"}
+_EDIT_TOOLS = {"edit", "multiedit", "patch", "apply_patch"}
+_WRITE_TOOLS = {"write", "create"}
+_READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
+_SHELL_META = re.compile(r"[|;&<>`$(){}]")
+_MEMORY_PARTS = (".memory",)
+_GLOBAL_TREE = re.compile(r"(^|/)opencode/memory(/|$)")
+
+
+def relative(path: str, directory: str) -> str:
+    path = path.strip()
+    base = directory.rstrip("/")
+    if base and (path == base or path.startswith(base + "/")):
+        return os.path.relpath(path, base)
+    return path
+
+
+def is_memory_path(path: str) -> bool:
+    """A path inside a project's `.memory/` or the global tree (`…/opencode/memory/`)."""
+    parts = path.replace("\\", "/").split("/")
+    return any(p in _MEMORY_PARTS for p in parts) or bool(_GLOBAL_TREE.search(path.replace("\\", "/")))
+
+
+def _read_only_targets(command: str) -> list[str] | None:
+    """The files a plain read-only command reads, or None if it does anything else."""
+    if _SHELL_META.search(command) or "\n" in command:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or words[0] not in _READ_COMMANDS:
+        return None
+    if words[0] == "sed" and ("-i" in words or "-n" not in words and not any(w.startswith("-n") for w in words)):
+        return None
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] == "sed" and args:
+        args = args[1:]  # the script
+    elif words[0] in ("head", "tail") and args and args[0].isdigit():
+        args = args[1:]
+    return args or None
+
+
+class Touched:
+    """Collects paths with how they were touched, and the commands run, in order."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.files: dict[str, list[str]] = {}
+        self.commands: list[str] = []
+
+    def touch(self, path: str, how: str) -> None:
+        rel = relative(path, self.directory)
+        if not rel or rel in (".", "./") or is_memory_path(rel) or is_memory_path(path):
+            return
+        hows = self.files.setdefault(rel, [])
+        if how == "created" and hows:
+            how = "edited"  # written after being read: it existed
+        if how == "edited" and "created" in hows:
+            return  # a new file's later edits are part of creating it
+        if how not in hows:
+            hows.append(how)
+
+    def add_tool(self, tool: Entry) -> None:
+        name = tool.tool.lower()
+        path = next((tool.input[k] for k in FILE_KEYS if isinstance(tool.input.get(k), str)), "")
+        if path:
+            how = "edited" if name in _EDIT_TOOLS else "created" if name in _WRITE_TOOLS else "read"
+            if tool.status == "error":
+                how = f"{name} failed" if name not in _READ_TOOLS else "read failed"
+            self.touch(path, how)
+        if name == "bash" and isinstance(tool.input.get("command"), str):
+            self._add_command(tool.input["command"])
+        elif name in ("grep", "glob") and "pattern" in tool.input:
+            self.commands.append(f"{name} `{_short(tool.input['pattern'], 120)}`")
+        elif name == "task":
+            self.commands.append(f"subagent: {_short(str(tool.input.get('description', '')), 120)}")
+
+    def _add_command(self, command: str) -> None:
+        targets = _read_only_targets(command.strip())
+        if targets:
+            for target in targets:
+                self.touch(target, "read")
+            return
+        if any(is_memory_path(word) for word in command.split()):
+            return  # reading or writing memoryd's own tree is not the session's work
+        self.commands.append(f"`{_short(command, 200)}`")
+
+    def add_changed(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            if path.strip():
+                self.touch(path.strip(), "edited")
+
+    def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
+        files = [f"`{path}` ({', '.join(how)})" for path, how in self.files.items()][:max_files]
+        commands = list(dict.fromkeys(self.commands))[:max_commands]
+        return files + commands
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
