@@ -40,6 +40,7 @@ class Score:
     prompt_descriptions: list[str] = field(default_factory=list)
     tree_paths: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)
+    present: list[str] = field(default_factory=list)  # strings a good note leaves out, found
     sizes: list[int] = field(default_factory=list)
 
 
@@ -66,8 +67,11 @@ def equals_prompt(description: str, prompt: str) -> bool:
     return bool(d) and (d == p or (len(d) >= 30 and p.startswith(d)))
 
 
-def score_note(text: str, first_prompt: str, project: str, facts: list[str], score: Score, label: str) -> None:
+def score_note(text: str, first_prompt: str, spec: dict, score: Score, label: str) -> None:
     import frontmatter
+
+    facts, project = spec["facts"], spec["project"]
+    score.present += [f"{label}: {s}" for s in spec.get("absent", []) if s in text]
 
     post = frontmatter.loads(text)
     score.notes += 1
@@ -148,7 +152,7 @@ def score_corpus(corpus: Path, score: Score, show: bool) -> None:
             text = Path(note).read_text()
             if show:
                 print(f"\n===== {label} =====\n{text}")
-            score_note(text, first_prompt(db, spec["session"]), spec["project"], spec["facts"], score, label)
+            score_note(text, first_prompt(db, spec["session"]), spec, score, label)
 
 
 def report(score: Score) -> None:
@@ -159,6 +163,7 @@ def report(score: Score) -> None:
     print(f"descriptions = first prompt:  {len(score.prompt_descriptions)}  target 0")
     print(f"memory-tree paths in Files:   {len(score.tree_paths)}  target 0")
     print(f"project roots in Files:       {len(score.roots)}  target 0")
+    print(f"should-be-absent found:       {len(score.present)}  target 0 (done follow-ups, sed reads, tree paths)")
     if score.sizes:
         print(f"note size: median {statistics.median(score.sizes):.0f} chars, max {max(score.sizes)}  target median <= 2500")
     for title, items in (
@@ -167,6 +172,7 @@ def report(score: Score) -> None:
         ("prompt descriptions", score.prompt_descriptions),
         ("tree paths", score.tree_paths),
         ("project roots", score.roots),
+        ("should be absent", score.present),
     ):
         for item in items[:20]:
             print(f"  {title}: {item}")

@@ -55,6 +55,14 @@ _CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
+# Wording that makes a sentence a decision or a finding even inside a turn's conclusion.
+_STRONG: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    DECISION: (("decided", "decision", "convention", "policy", "going forward", "from now on"),
+               ("决定", "约定", "決定", "方針", "결정", "하기로")),
+    FINDING: (("root cause", "turns out", "turned out", "caused by"), ("根因", "原因是", "原因は", "判明", "원인은")),
+    LESSON: (("lesson", "learned"), ("教训", "教訓", "교훈")),
+}
+
 _LABEL_RE = re.compile(
     r"^\W{0,4}(?P<label>" + "|".join(f"(?P<{k}>{'|'.join(v)})" for k, v in _LABELS.items()) + r")\W{0,2}\s*[:：]\s*",
     re.IGNORECASE,
@@ -67,6 +75,7 @@ def _cue_regex(latin: tuple[str, ...], cjk: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _CUE_RE = {kind: _cue_regex(*pair) for kind, pair in _CUES.items()}
+_STRONG_RE = {kind: _cue_regex(*pair) for kind, pair in _STRONG.items()}
 CLASSIFY_ORDER = (LESSON, GOTCHA, FINDING, DECISION, FIX)
 MEMORY_KINDS = (LESSON, GOTCHA, DECISION)  # labelled lines that also become memories
 
@@ -90,3 +99,8 @@ def kind_of(sentence: str) -> str | None:
     if labelled:
         return labelled[0]
     return next((kind for kind in CLASSIFY_ORDER if _CUE_RE[kind].search(sentence)), None)
+
+
+def strong_kind(sentence: str) -> str | None:
+    """The kind of a sentence whose wording leaves no doubt (a decision, a root cause), or None."""
+    return next((kind for kind, regex in _STRONG_RE.items() if regex.search(sentence)), None)

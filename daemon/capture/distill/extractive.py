@@ -33,7 +33,7 @@ _SECTION_OF = {
 _LIMITS = {WORKED: 7, DECISIONS: 8, FINDINGS: 8, PROBLEMS: 8, FOLLOWUPS: 6}
 _ERROR_LINE = re.compile(
     r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
-    r"\bFAILED\b|\bfailed\b|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
+    r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
 )
 # Narration of what the agent is about to do is not a result.
 _NARRATION = re.compile(
@@ -89,6 +89,9 @@ def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
     for turn in concluded:
         every = sentences(turn.conclusion)
         results = [s for s in every if _is_result(s) and not note.claimed(s)]
+        # The first result states the outcome; later ones that are plainly a decision or
+        # a root cause belong in their own section.
+        results = results[:1] + [s for s in results[1:] if not cues.strong_kind(s)]
         line = clip_sentences(results, per_turn)
         kept = [s for s in results if s in line]
         if not (line and note.add(OUTCOME, line, kept)):
@@ -140,7 +143,7 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
     rest: list[str] = []
     for turn in turns:
         for ask in turn.asked:
-            parts = sentences(ask) or [ask]
+            parts = sentences(ask, min_weight=4) or [ask]
             line = clip_sentences(parts, 240)
             kept = [p for p in parts if p in line]
             rest += [p for p in parts if p not in kept]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
+from daemon.capture.distill.cues import label_of
 from daemon.capture.distill.turns import Turn
 
 _IDENT = re.compile(r"[\w./-]*[./_][\w./-]+|`[^`]+`")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}|\b[A-Z]{2,3}\b")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _STOP = frozenset(
     "follow-up followup todo also should could would still need next step later consider with from that this "
@@ -45,7 +46,8 @@ def _turn_terms(turn: Turn) -> tuple[set[str], set[str]]:
 
 def done_later(followup: str, later: list[Turn]) -> bool:
     """True when a later turn evidently did what `followup` proposes."""
-    wanted = terms(followup)
+    labelled = label_of(followup)
+    wanted = terms(labelled[1] if labelled else followup)
     if not wanted or not later:
         return False
     idents = {t for t in wanted if re.search(r"[./_]", t)}

@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 
 from daemon.capture.distill.base import Entry
 
-# Sentence ends: Latin punctuation before a space, CJK punctuation anywhere, line breaks.
-# Semicolons do not end a sentence: "X now reads Y; never hard-code Z" is one statement.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|(?<=[。！？])|\n+")
+# Sentence ends: Latin punctuation before a space (not after "e.g." and the like), CJK
+# punctuation anywhere. Semicolons do not end a sentence: "X now reads Y; never
+# hard-code Z" is one statement, and cutting it leaves a fragment.
+_SENTENCE_END = re.compile(
+    r"(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<!\svs\.)(?<!\setc\.)(?<!\scf\.)(?<=[.!?])\s+|(?<=[。！？])"
+)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_STOP = re.compile(r"[。！？]")
 _MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _KEY_PUNCT = re.compile(r"[\s`*_\"'“”‘’()\[\]<>.,;:!?。，、；：！？「」『』（）…-]+")
 
@@ -61,31 +65,42 @@ def weight(text: str) -> int:
     return len(text) + 3 * len(_CJK.findall(text))
 
 
-def is_statement(sentence: str) -> bool:
-    """A sentence that can stand alone: long enough, not a heading, not a dangling clause."""
-    if weight(sentence) < 16 or sentence.endswith(":") or sentence.endswith("："):
-        return False
-    if _CJK.search(sentence[:1]):
-        return True
-    first = sentence.lstrip("`*_\"'(")[:1]
-    # A lower-case start is a clause cut from something larger ("never hard-code the key.")
-    # unless it is code or a path ("config.py does not exist…").
-    return not first.islower() or bool(re.match(r"[\w./-]+\.\w+|`", sentence))
+def is_statement(sentence: str, min_weight: int = 16) -> bool:
+    """A sentence that can stand alone: long enough, not a heading or a lead-in."""
+    return weight(sentence) >= min_weight and not sentence.endswith((":", "："))
 
 
-def sentences(text: str) -> list[str]:
-    """Split text into statements, markup stripped; code blocks are skipped."""
+def blocks(text: str) -> list[str]:
+    """Paragraphs and list items, hard-wrapped lines joined; code blocks and tables skipped."""
     out: list[str] = []
     in_code = False
-    for line in text.splitlines():
-        if line.strip().startswith("```"):
-            in_code = not in_code
+    joinable = False  # the previous line was prose that a wrapped line continues
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_code, joinable = not in_code, False
             continue
-        if in_code or line.strip().startswith("|"):
+        if in_code or line.startswith("|") or not line:
+            joinable = False
             continue
-        for piece in _SENTENCE_END.split(_MARKUP.sub("", line.strip())):
+        starts_item = bool(_MARKUP.match(line))
+        line = _MARKUP.sub("", line)
+        if joinable and not starts_item and out:
+            glue = "" if _CJK.search(out[-1][-1:]) and _CJK.search(line[:1]) else " "
+            out[-1] += glue + line
+        else:
+            out.append(line)
+        joinable = not line.endswith(":")
+    return out
+
+
+def sentences(text: str, min_weight: int = 16) -> list[str]:
+    """Split text into statements, markup stripped; code blocks are skipped."""
+    out: list[str] = []
+    for block in blocks(text):
+        for piece in _SENTENCE_END.split(block):
             piece = piece.strip().strip("*").strip()
-            if piece and is_statement(piece):
+            if piece and is_statement(piece, min_weight):
                 out.append(piece)
     return out
 
@@ -104,7 +119,7 @@ def clip_sentences(parts: list[str], limit: int) -> str:
             break
         kept.append(part)
         used += len(part) + 1
-    text = " ".join(kept)
+    text = "".join(k if not i or _CJK_STOP.search(kept[i - 1][-1:]) else " " + k for i, k in enumerate(kept))
     if len(text) <= limit:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
