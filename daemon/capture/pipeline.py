@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from daemon.capture.distill.base import Distiller
 from daemon.capture.plan import Action, Identity, PassOptions, PassReport, is_stale, needs_distiller, plan_session
+from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.run import Progress, run_pass
 from daemon.capture.transcript import Limits
 from daemon.config import Paths, Settings
@@ -92,6 +93,7 @@ class Capture:
             upgrades = self.identity.distiller != "extractive" and held
             ids |= set(self.state.ids_to_revisit(upgrades=upgrades, held=held, now_ms=now_ms))
             ids |= options.idle
+            ids |= stale_junk_ids(self.state, (self.identity.distiller, self.identity.prompt_version))
             if options.redistill_stale:
                 ids |= {r.session_id for r in self.state.records("distilled") if is_stale(r, self.identity)}
             infos = self.reader.sessions(sorted(ids))

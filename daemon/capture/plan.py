@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import Enum
 
+from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
+from daemon.capture.rejudge import junk_is_stale
 from daemon.opencode.reader import SessionInfo
 from daemon.state import Hold, SessionRecord
 
@@ -32,7 +34,7 @@ class Identity:
     """Which distiller, with which prompt, makes notes now."""
 
     distiller: str = "extractive"
-    prompt_version: str = ""
+    prompt_version: str = EXTRACTIVE_VERSION
 
 
 @dataclass
@@ -97,11 +99,12 @@ def is_stale(record: SessionRecord, identity: Identity) -> bool:
 
 
 def must_redo(record: SessionRecord, options: PassOptions, identity: Identity, upgrades_allowed: bool) -> bool:
-    """Redo whatever the rows say: --force, a stale note under --redistill-stale, or an
-    extractive fallback note awaiting its model (a failed upgrade waits, like any failure,
-    until the session changes)."""
+    """Redo whatever the rows say: --force, a junk verdict of another distiller or prompt,
+    a stale note under --redistill-stale, or an extractive fallback note awaiting its model
+    (a failed upgrade waits, like any failure, until the session changes)."""
     return (
         options.force
+        or junk_is_stale(record, (identity.distiller, identity.prompt_version))
         or (options.redistill_stale and is_stale(record, identity))
         or (upgrades_allowed and bool(record.needs_upgrade) and record.status != "failed")
     )

@@ -9,6 +9,7 @@ import pytest
 
 from daemon.capture.distill import distiller_identity, make_distiller
 from daemon.capture.distill.base import StopPass
+from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
 from daemon.capture.distill.factory import open_model_distiller
 from daemon.capture.distill.openai import OpenAIChat
 from daemon.capture.distill.prompt import PROMPT_VERSION
@@ -18,7 +19,7 @@ from .conftest import NOTE, llm_settings, openai_reply
 
 
 def test_identity_changes_with_model_and_prompt():
-    assert distiller_identity(LLMSettings()) == ("extractive", "")
+    assert distiller_identity(LLMSettings()) == ("extractive", EXTRACTIVE_VERSION)
     assert distiller_identity(LLMSettings(provider="openai", model="qwen3:8b")) == ("openai:qwen3:8b", PROMPT_VERSION)
     assert distiller_identity(LLMSettings(provider="anthropic", model="claude-haiku-4-5"))[0] == (
         "anthropic:claude-haiku-4-5"

@@ -18,7 +18,9 @@ from daemon.config import ConfigError
 def distiller_identity(llm: Any) -> tuple[str, str]:
     """Return (distiller name, prompt version) for LLMSettings `llm`; a change marks notes stale."""
     if llm.provider == "extractive":
-        return ("extractive", "")
+        from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
+
+        return ("extractive", EXTRACTIVE_VERSION)
     return (f"{llm.provider}:{llm.model}", PROMPT_VERSION)
 
 
