@@ -56,6 +56,9 @@ class CaptureSettings(_Section):
 class NotesSettings(_Section):
     target: Literal["auto", "project", "global"] = Field("auto", description="Where notes go")
     category: str = Field("sessions", min_length=1, description="Category folder for session notes")
+    extract_memories: bool = Field(
+        True, description="Save a note's Lesson: / Gotcha: / Decision: lines as memories of their own"
+    )
 
 
 class LLMSettings(_Section):

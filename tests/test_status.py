@@ -29,7 +29,8 @@ def test_after_a_pass_it_counts_and_lists_roots(home, fixture_db):
     text = status().output
     assert "Sessions: 6 distilled, 1 junk, 0 settling, 0 held, 0 to retry, 0 failed" in text
     assert "up to date" in text
-    assert f"Memory (global): {home.global_root} — 6 memories" in text
+    # 6 session notes, and the 2 decisions they state ("Decision: …", "约定：…") as memories
+    assert f"Memory (global): {home.global_root} — 8 memories" in text
     data = json.loads(status("--json").output)
     assert data["state"]["sessions"] == {"settling": 0, "held": 0, "retry": 0, "distilled": 6, "junk": 1, "failed": 0}
     assert data["daemon"]["running"] is False

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from daemon.capture.distill.base import Distiller
+from daemon.capture.lessons import NoteMemories
 from daemon.capture.plan import Action, Identity, PassOptions, PassReport, is_stale, needs_distiller, plan_session
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.run import Progress, run_pass
@@ -60,6 +61,7 @@ class Capture:
         self.limits = Limits.from_settings(settings.capture)
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
+        self.memories = NoteMemories(settings, paths)  # a note's lessons, gotchas, decisions
 
     def run_pass(self, options: PassOptions = PassOptions(), progress: Progress | None = None) -> PassReport:
         """Run one pass; return what happened (see daemon.capture.run.run_pass)."""

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from daemon.capture import plan
 from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
 from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.lessons import read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import choose_note_dir, note_filename, render_note
+from daemon.capture.notes import choose_note_dir, note_filename, note_title, render_note
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.transcript import build_transcript
 from daemon.files import sync_files, write_if_changed
@@ -333,8 +334,10 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
         return
     path = _note_path(capture, info, record, p.notes)
     with capture.state.fence.guard():  # after the daemon's stop, not even a note is written
+        text, previous = render_note(info, result, info.time_updated), read_previous(path)
         # Same bytes, no write: a tree in git must not change just because a pass ran.
-        write_if_changed(path, render_note(info, result, info.time_updated), durable=False)
+        write_if_changed(path, text, durable=False)
+        capture.memories.note_written(info.id, path, note_title(info, result), previous, text)
     p.to_commit.append(replace(record, status="distilled", note_path=str(path), **common))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)

@@ -1,0 +1,176 @@
+"""A note's "Lesson:" / "Gotcha:" / "Decision:" lines become memories of their own.
+
+Each labelled statement in a session note is saved as a memory of that kind in the
+note's tree, titled by the statement, so a later session sees lessons first. The
+memory lists the sessions that stated it ("Sources"): re-distilling a session
+upserts by title and changes nothing; a statement a rewritten note no longer holds
+loses that session's source line, and the memory goes when no source is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.capture.distill import cues
+from daemon.capture.distill.turns import blocks
+from daemon.logs import get_logger
+from daemon.memory import commands
+from daemon.memory.index import SearchIndex
+from daemon.memory.tree import MemoryFileError, MemoryRoot, global_tree, split_document
+
+log = get_logger("memoryd.capture.lessons")
+
+MAX_SOURCES = 20  # sources listed per memory: the newest sessions that stated it
+_SOURCE = re.compile(r"^- session `(?P<id>[^`]+)`")
+_SOURCES_HEADING = "Sources:"
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # lesson | gotcha | decision
+    title: str  # the memory's title: the statement, shortened
+    text: str  # the whole statement
+
+
+def statements(note_text: str) -> list[Statement]:
+    """The labelled lessons, gotchas and decisions of a note, once each."""
+    body = split_document(note_text).body if note_text.startswith("---") else note_text
+    found: dict[tuple[str, str], Statement] = {}
+    for block in blocks(body):
+        labelled = cues.label_of(block)
+        if not labelled or labelled[0] not in cues.MEMORY_KINDS:
+            continue
+        kind, text = labelled
+        text = " ".join(text.strip(" *_").split())
+        if len(text) < 8:
+            continue
+        title = _title(text)
+        found.setdefault((kind, title.casefold()), Statement(kind, title, text))
+    return list(found.values())
+
+
+def _title(text: str) -> str:
+    first = re.split(r"(?<=[.!?。！？])\s*", text, maxsplit=1)[0].rstrip(".。")
+    if len(first) <= commands.MAX_TITLE - 1:
+        return first
+    return first[: commands.MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _root_of(note_path: Path, global_root: MemoryRoot) -> MemoryRoot:
+    """The tree a note lives in: its category folder's parent."""
+    tree = note_path.parent.parent
+    if MemoryRoot(tree, "global").path == global_root.path:
+        return global_root
+    return MemoryRoot(tree, "project")
+
+
+def _source_line(session_id: str, note_path: Path, kind: str, title: str) -> str:
+    link = os.path.relpath(note_path, note_path.parent.parent / kind)
+    return f"- session `{session_id}`: [{title}]({link})"
+
+
+def _split_sources(body: str) -> tuple[str, list[str]]:
+    text, _, rest = body.partition(f"\n{_SOURCES_HEADING}\n")
+    return text.strip(), [line for line in rest.splitlines() if _SOURCE.match(line)]
+
+
+class NoteMemories:
+    """Keeps a tree's lesson / gotcha / decision memories in step with its session notes."""
+
+    def __init__(self, settings: object, paths: object) -> None:
+        self.settings = settings
+        self.paths = paths
+        self.enabled = bool(getattr(settings.notes, "extract_memories", True))  # type: ignore[attr-defined]
+
+    def note_written(self, session_id: str, note_path: Path, title: str, previous: str, current: str) -> None:
+        """Bring the memories in line with a note just (re)written; `previous` is its text before.
+
+        A memory that cannot be written is logged and skipped: the note stands regardless.
+        """
+        if not self.enabled:
+            return
+        now = statements(current)
+        kept = {(n.kind, n.title.casefold()) for n in now}
+        gone = [s for s in statements(previous) if (s.kind, s.title.casefold()) not in kept]
+        if not now and not gone:
+            return
+        index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)  # type: ignore[attr-defined]
+        try:
+            ws = self._workspace(index, note_path)
+            scope = "global" if ws.project is None else "project"
+            for statement in now:
+                self._upsert(ws, scope, statement, _source_line(session_id, note_path, statement.kind, title))
+            for statement in gone:
+                self._drop_source(ws, scope, statement, session_id)
+        except (OSError, sqlite3.Error, commands.MemoryCommandError) as exc:
+            log.warning("lesson.sync_failed", session_id=session_id, note=str(note_path), error=str(exc))
+        finally:
+            index.close()
+
+    def _workspace(self, index: SearchIndex, note_path: Path) -> commands.Workspace:
+        global_root = global_tree(self.paths)  # type: ignore[arg-type]
+        root = _root_of(note_path, global_root)
+        project = None if root is global_root else root
+        # The daemon keeps the index current; a tree it has never seen is synced once.
+        return commands.Workspace(index, global_root, project, project_is_real=True, trust_index=True)
+
+    def _existing(self, ws: commands.Workspace, scope: str, statement: Statement) -> tuple[str, list[str]] | None:
+        root = ws.root_for(scope)  # type: ignore[arg-type]
+        for memory in ws.index.find_by_title(root, statement.title):
+            if memory.kind == statement.kind and memory.path.exists():
+                try:
+                    return _split_sources(split_document(memory.path.read_text(encoding="utf-8")).body)
+                except (OSError, UnicodeDecodeError, MemoryFileError) as exc:
+                    log.warning("lesson.unreadable", path=str(memory.path), error=str(exc))
+                    return None
+        return None
+
+    def _upsert(self, ws: commands.Workspace, scope: str, statement: Statement, source: str) -> None:
+        existing = self._existing(ws, scope, statement)
+        sources = existing[1] if existing else []
+        if existing and existing[0] == statement.text and source in sources:
+            return  # already there, this session listed: nothing to write
+        session = _SOURCE.match(source).group("id")  # type: ignore[union-attr]
+        sources = [s for s in sources if _SOURCE.match(s).group("id") != session] + [source]  # type: ignore[union-attr]
+        self._save(ws, scope, statement, sources[-MAX_SOURCES:])
+
+    def _drop_source(self, ws: commands.Workspace, scope: str, statement: Statement, session_id: str) -> None:
+        existing = self._existing(ws, scope, statement)
+        if existing is None:
+            return
+        text, sources = existing
+        left = [s for s in sources if _SOURCE.match(s).group("id") != session_id]  # type: ignore[union-attr]
+        if left == sources:
+            return
+        if left:
+            self._save(ws, scope, Statement(statement.kind, statement.title, text), left)
+            return
+        root = ws.root_for(scope)  # type: ignore[arg-type]
+        memories = [m for m in ws.index.find_by_title(root, statement.title) if m.kind == statement.kind]
+        commands.delete_memories(ws, memories)
+        log.info("lesson.removed", kind=statement.kind, title=statement.title)
+
+    def _save(self, ws: commands.Workspace, scope: str, statement: Statement, sources: list[str]) -> None:
+        body = f"{statement.text}\n\n{_SOURCES_HEADING}\n" + "\n".join(sources)
+        try:
+            remember_statement(ws, scope, statement.kind, statement.title, body)
+        except commands.MemoryCommandError as exc:
+            # A refused or unusable statement costs this memory only, never the note.
+            log.warning("lesson.not_saved", kind=statement.kind, title=statement.title, error=str(exc))
+
+
+def remember_statement(ws: commands.Workspace, scope: str, kind: str, title: str, body: str) -> None:
+    """The one call into the memory commands (kept thin so the memory layer can move)."""
+    commands.remember(ws, kind=kind, title=title, body=body, tags=[kind, "from-session"], scope=scope)  # type: ignore[arg-type]
+
+
+def read_previous(note_path: Path) -> str:
+    """The note's text before it is rewritten ("" when new or unreadable)."""
+    try:
+        return note_path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return ""
