@@ -54,7 +54,7 @@ def statements(note_text: str) -> list[Statement]:
 
 
 def _title(text: str) -> str:
-    first = re.split(r"(?<=[.!?。！？])\s*", text, maxsplit=1)[0].rstrip(".。")
+    first = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", text, maxsplit=1)[0].rstrip(".。")
     if len(first) <= commands.MAX_TITLE - 1:
         return first
     return first[: commands.MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"

@@ -21,6 +21,7 @@ import tenacity
 from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
 from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
 from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.distill.grounding import grounded_note
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
 from daemon.scrub import redact
@@ -185,10 +186,15 @@ class ModelDistiller:
         except ValueError as exc:
             raise DistillError(self._clean(f"model server {self.url}: {exc}")) from None
         note = read_note(text, self.url)
+        body, summary = note.body, note.summary
+        if not note.junk:
+            body, summary, dropped = grounded_note(note.body, transcript.text, transcript.session.directory)
+            if dropped:
+                log.info("note.ungrounded_dropped", session_id=transcript.session.id, count=len(dropped), items=dropped[:10])
         return Distilled(
             junk=note.junk,
-            body=note.body,
-            summary=note.summary,
+            body=body,
+            summary=summary,
             distiller=self.name,
             prompt_version=self.prompt_version,
             calls=1,

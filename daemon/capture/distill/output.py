@@ -101,15 +101,25 @@ def _has_content(content: str) -> bool:
     return _LIST_MARK.sub("", content).strip().lower() not in _EMPTY_CONTENT
 
 
-def summarize(sections: dict[str, str]) -> str:
-    """Return one line for the frontmatter: the first line of the first section."""
-    for content in sections.values():
-        for line in content.splitlines():
-            line = _LIST_MARK.sub("", line).replace("**", "").strip()
-            if line:
-                line = " ".join(line.split())
-                return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
+def _first_line(content: str) -> str:
+    for line in content.splitlines():
+        line = " ".join(_LIST_MARK.sub("", line).replace("**", "").split())
+        if line:
+            return line
     return ""
+
+
+def summarize(sections: dict[str, str]) -> str:
+    """Return one line for the frontmatter: the outcome's first sentence, else a first line.
+
+    The outcome says what the session achieved; the first section often restates the ask.
+    """
+    line = _first_line(sections.get("Outcome / Current State", ""))
+    if line:
+        line = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", line, maxsplit=1)[0]
+    else:
+        line = next((first for first in map(_first_line, sections.values()) if first), "")
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
 def read_note(raw: str, source: str) -> Note:

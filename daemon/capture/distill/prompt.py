@@ -9,7 +9,7 @@ from __future__ import annotations
 from daemon.capture.distill.base import SECTIONS, Transcript
 from daemon.scrub import redact
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 
 _HEADINGS = "\n".join(f"## {name}" for name in SECTIONS)
 
@@ -33,8 +33,21 @@ that the transcript does not show; when the outcome is unknown or the work was l
 unfinished, say so.
 - Do not reveal, describe or summarise your reasoning. Output only the note.
 - Never copy a secret (API key, token, password). Anything shown as [REDACTED:…] stays that way.
+- Outcome / Current State: the result of every user request in the session, earliest \
+first, one line each, so work done before the session was continued is not lost. Start \
+with the result itself (what now works, what was found), never with the user's question.
+- Say each thing once: a line belongs to one section only. Decisions are choices made and \
+why; a fix goes under Problems & Fixes, not under Decisions.
+- Write a durable lesson, gotcha or decision as its own line starting with "Lesson:", \
+"Gotcha:" or "Decision:" followed by a complete sentence; memoryd saves each as a memory.
+- Leave out follow-ups that a later part of the session already did.
+- Files, Systems & Commands: each file once, with what happened to it (read, edited, \
+created); a command that only read a file (cat, sed -n, head) is that file being read. \
+Never list memoryd's own files (anything under .memory/) or the project folder itself.
+- Name only paths and commands that appear in the transcript, copied exactly: any other \
+path or command is removed from the note.
 - Keep the headings in English; write the content in the language of the session.
-- Be concise: short bullet points, at most about 350 words in all.
+- Be concise: short bullet points, whole sentences, at most about 350 words in all.
 
 Format: Markdown with exactly these `## ` headings, in this order, leaving out any section \
 you have nothing for:
