@@ -101,6 +101,11 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
     state = data.get("state") if isinstance(data.get("state"), dict) else {}
     status = str(state.get("status", ""))
     output = state.get("output", "")
+    metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    if output in ("", None) and metadata.get("output") not in ("", None):
+        # Some tools (bash while streaming, some OpenCode releases) leave the final
+        # output empty and keep what was printed in metadata.output.
+        output = metadata["output"]
     if not isinstance(output, str):
         output = json.dumps(output, ensure_ascii=False)
     error = state.get("error", "")

@@ -98,3 +98,23 @@ def test_same_rows_same_hash_and_any_change_moves_it():
     b = rows(("msg_0", "t", {"type": "text", "text": "hello there, fix it!"}))
     assert build_transcript(a).hash == build_transcript(a).hash
     assert build_transcript(a).hash != build_transcript(b).hash
+
+
+def test_an_empty_tool_output_falls_back_to_metadata_output():
+    streamed = {
+        "type": "tool",
+        "tool": "bash",
+        "state": {
+            "status": "completed",
+            "input": {"command": "pytest -q"},
+            "output": "",
+            "metadata": {"output": "FAILED tests/test_api.py::test_login - AssertionError"},
+        },
+    }
+    plain = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}, "output": "a.py",
+                                                       "metadata": {"output": "stale copy"}}}
+    t = build_transcript(rows(("msg_1", "tool", streamed), ("msg_1", "tool", plain)))
+    tools = [e for e in t.entries if e.kind == "tool"]
+    assert tools[0].output == "FAILED tests/test_api.py::test_login - AssertionError"
+    assert tools[1].output == "a.py"  # a real output wins over metadata
+    assert "AssertionError" in t.text
