@@ -14,6 +14,7 @@ from daemon.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fai
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip the N oldest sessions first.")
 @click.option("--session", "session_id", metavar="ID", help="Only this session (ses_…).")
 @click.option("--dry-run", is_flag=True, help="Show what would be distilled; write nothing.")
+@click.option("--show", is_flag=True, help="With --dry-run: print the notes it would write (a model is called).")
 @click.option("--force", is_flag=True, help="Redo sessions even if unchanged (costs model calls).")
 @click.option("--redistill-stale", is_flag=True, help="Redo only notes made by another model or prompt version.")
 @click.option(
@@ -29,6 +30,7 @@ def distill(
     offset: int,
     session_id: str | None,
     dry_run: bool,
+    show: bool,
     force: bool,
     redistill_stale: bool,
     settle: float | None,
@@ -47,6 +49,7 @@ def distill(
       memoryd distill --limit 20      # the 20 oldest, e.g. to try it out
       memoryd distill --session ses_… --force
       memoryd distill --dry-run
+      memoryd distill --dry-run --show --limit 3   # read the notes first
 
     Exit status: 0 all well (also when the daily model budget ends the pass), 1 some
     sessions failed or the model server could not be used (bad key, unreachable, …),
@@ -59,6 +62,8 @@ def distill(
     from daemon.opencode.reader import SourceError, unreadable
 
     settings = app.settings
+    if show and not dry_run:
+        fail("--show prints the notes a --dry-run would write: add --dry-run", EXIT_USAGE)
     if settle is not None:
         settings.capture.settle_seconds = settle
     app.make_state_private()  # as `memoryd run` does
@@ -73,6 +78,8 @@ def distill(
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale, full_scan=True)
     try:
         report = _run_with_progress(capture, options)
+        if show:
+            _show_notes(capture, report.would_distill)
     except LookupError as exc:
         fail(str(exc).strip("'\""), EXIT_USAGE)
     except sqlite3.DatabaseError as exc:  # damaged past what opening it could tell
@@ -82,6 +89,13 @@ def distill(
 
     _print_report(report, capture, verbose)
     raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
+
+
+def _show_notes(capture, session_ids: list[str]) -> None:
+    from daemon.capture.preview import preview_notes
+
+    for sid, note in preview_notes(capture, session_ids):
+        click.echo(f"===== {sid} =====\n{note.rstrip()}\n")
 
 
 def _mention_running_daemon(app: AppContext) -> None:

@@ -386,12 +386,13 @@ def inspect(app: AppContext, memory_id: str | None, project: Path | None, as_jso
 @click.command(name="list")
 @click.option("--kind", "-k", help="Only this kind (decision, lesson, session…).")
 @click.option("--limit", "-n", type=int, help="At most this many.")
+@click.option("--junk", is_flag=True, help="Instead: the sessions skipped as junk, with the reason.")
 @_scope_option
 @_project_option
 @_json_option
 @click.pass_obj
 def list_memories(
-    app: AppContext, kind: str | None, limit: int | None, scope: str, project: Path | None, as_json: bool
+    app: AppContext, kind: str | None, limit: int | None, junk: bool, scope: str, project: Path | None, as_json: bool
 ) -> None:
     """List memories, newest first.
 
@@ -402,7 +403,13 @@ def list_memories(
     Examples:
       memoryd list
       memoryd list --kind lesson --scope global
+      memoryd list --junk              # sessions skipped as junk, and why
     """
+    if junk:
+        from daemon.cli.skipped import list_junk
+
+        list_junk(app, limit, as_json)
+        return
     from daemon.memory.commands import list_memories as run_list
 
     with memory_errors():

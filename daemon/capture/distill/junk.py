@@ -42,3 +42,18 @@ def obviously_junk(transcript: Transcript) -> bool:
     if len(asked) > 1 or any(_weight(text) > MAX_JUNK_ASK_CHARS for text in asked):
         return False
     return sum(_weight(text) for text in asked + said) < MAX_JUNK_CHARS
+
+
+def junk_reason(asked: list[str], said: list[str], tools: int) -> str:
+    """Why the rules call a session junk, in words a person can check; "" if they would not."""
+    asked = [text.strip().strip("\"'") for text in asked]
+    if tools:
+        return ""
+    if asked and all(_GREETING.match(text) for text in asked):
+        return "only greetings: " + ", ".join(repr(text[:30]) for text in asked[:3])
+    if len(asked) > 1 or any(_weight(text) > MAX_JUNK_ASK_CHARS for text in asked):
+        return ""
+    chars = sum(_weight(text) for text in asked + said)
+    if chars < MAX_JUNK_CHARS:
+        return f"one short exchange ({chars} characters, no tool call)"
+    return ""

@@ -1,0 +1,25 @@
+"""The notes a pass would write, rendered but not written (`memoryd distill --dry-run --show`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from daemon.capture.distill.base import DistillError
+from daemon.capture.notes import render_note
+from daemon.capture.transcript import build_transcript
+
+
+def preview_notes(capture: object, session_ids: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(session id, the note it would get, or why it would get none), in order.
+
+    Nothing is written. With a model configured this calls it, as a real pass would.
+    """
+    reader, distiller, limits = capture.reader, capture.distiller, capture.limits  # type: ignore[attr-defined]
+    for info in reader.sessions(list(session_ids)):
+        transcript = build_transcript(reader.session_rows(info), limits)
+        try:
+            result = distiller.distill(transcript)
+        except DistillError as exc:
+            yield info.id, f"(no note: {exc})"
+            continue
+        yield info.id, "(junk: no note)" if result.junk else render_note(info, result, info.time_updated)
