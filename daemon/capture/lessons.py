@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from daemon.capture.distill import cues
@@ -38,7 +38,11 @@ class Statement:
 
 def statements(note_text: str) -> list[Statement]:
     """The labelled lessons, gotchas and decisions of a note, once each."""
-    body = split_document(note_text).body if note_text.startswith("---") else note_text
+    body = note_text
+    if note_text.startswith("---\n"):
+        # A session note's frontmatter holds no statements: skip it without a YAML parse.
+        end = note_text.find("\n---\n", 4)
+        body = note_text[end + 5 :] if end >= 0 else note_text
     found: dict[tuple[str, str], Statement] = {}
     for block in blocks(body):
         labelled = cues.label_of(block)
@@ -60,14 +64,6 @@ def _title(text: str) -> str:
     return first[: commands.MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _root_of(note_path: Path, global_root: MemoryRoot) -> MemoryRoot:
-    """The tree a note lives in: its category folder's parent."""
-    tree = note_path.parent.parent
-    if MemoryRoot(tree, "global").path == global_root.path:
-        return global_root
-    return MemoryRoot(tree, "project")
-
-
 def _source_line(session_id: str, note_path: Path, kind: str, title: str) -> str:
     link = os.path.relpath(note_path, note_path.parent.parent / kind)
     return f"- session `{session_id}`: [{title}]({link})"
@@ -78,45 +74,94 @@ def _split_sources(body: str) -> tuple[str, list[str]]:
     return text.strip(), [line for line in rest.splitlines() if _SOURCE.match(line)]
 
 
+@dataclass
+class _Change:
+    """What a batch of notes did to one memory: sessions that state it, sessions that dropped it."""
+
+    note_root: Path
+    statement: Statement
+    adds: dict[str, str] = field(default_factory=dict)  # session id → source line
+    drops: set[str] = field(default_factory=set)
+
+
 class NoteMemories:
-    """Keeps a tree's lesson / gotcha / decision memories in step with its session notes."""
+    """Keeps a tree's lesson / gotcha / decision memories in step with its session notes.
+
+    Notes report what they state as they are written; `flush` (once per batch, before the
+    batch is recorded) writes each touched memory once, however many notes stated it.
+    """
 
     def __init__(self, settings: object, paths: object) -> None:
         self.settings = settings
         self.paths = paths
         self.enabled = bool(getattr(settings.notes, "extract_memories", True))  # type: ignore[attr-defined]
+        self._changes: dict[tuple[str, str, str], _Change] = {}
 
     def note_written(self, session_id: str, note_path: Path, title: str, previous: str, current: str) -> None:
-        """Bring the memories in line with a note just (re)written; `previous` is its text before.
-
-        A memory that cannot be written is logged and skipped: the note stands regardless.
-        """
+        """Queue the memory changes of a note just (re)written; `previous` is its text before."""
         if not self.enabled:
             return
         now = statements(current)
         kept = {(n.kind, n.title.casefold()) for n in now}
-        gone = [s for s in statements(previous) if (s.kind, s.title.casefold()) not in kept]
-        if not now and not gone:
+        for statement in now:
+            source = _source_line(session_id, note_path, statement.kind, title)
+            self._change(note_path, statement).adds[session_id] = source
+        for statement in statements(previous):
+            if (statement.kind, statement.title.casefold()) not in kept:
+                self._change(note_path, statement).drops.add(session_id)
+
+    def _change(self, note_path: Path, statement: Statement) -> _Change:
+        root = note_path.parent.parent
+        key = (str(root), statement.kind, statement.title.casefold())
+        change = self._changes.setdefault(key, _Change(root, statement))
+        if change.adds or not change.drops:
+            change.statement = statement
+        return change
+
+    def flush(self) -> None:
+        """Write the queued changes: one upsert (or removal) per memory touched.
+
+        A memory that cannot be written is logged and skipped: the notes stand regardless.
+        """
+        changes, self._changes = list(self._changes.values()), {}
+        if not changes:
             return
         index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)  # type: ignore[attr-defined]
         try:
-            ws = self._workspace(index, note_path)
-            scope = "global" if ws.project is None else "project"
-            for statement in now:
-                self._upsert(ws, scope, statement, _source_line(session_id, note_path, statement.kind, title))
-            for statement in gone:
-                self._drop_source(ws, scope, statement, session_id)
-        except (OSError, sqlite3.Error, commands.MemoryCommandError) as exc:
-            log.warning("lesson.sync_failed", session_id=session_id, note=str(note_path), error=str(exc))
+            for change in changes:
+                try:
+                    self._apply(self._workspace(index, change.note_root), change)
+                except (OSError, sqlite3.Error, commands.MemoryCommandError) as exc:
+                    log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
         finally:
             index.close()
 
-    def _workspace(self, index: SearchIndex, note_path: Path) -> commands.Workspace:
+    def _workspace(self, index: SearchIndex, note_root: Path) -> commands.Workspace:
         global_root = global_tree(self.paths)  # type: ignore[arg-type]
-        root = _root_of(note_path, global_root)
+        root = global_root if MemoryRoot(note_root, "global").path == global_root.path else MemoryRoot(note_root, "project")
         project = None if root is global_root else root
         # The daemon keeps the index current; a tree it has never seen is synced once.
         return commands.Workspace(index, global_root, project, project_is_real=True, trust_index=True)
+
+    def _apply(self, ws: commands.Workspace, change: _Change) -> None:
+        scope = "global" if ws.project is None else "project"
+        statement = change.statement
+        found = self._existing(ws, scope, statement)
+        text, before = found if found else (statement.text, [])
+        touched = change.drops | set(change.adds)
+        sources = [s for s in before if _SOURCE.match(s).group("id") not in touched]  # type: ignore[union-attr]
+        sources = (sources + list(change.adds.values()))[-MAX_SOURCES:]
+        if change.adds:
+            text = statement.text
+        if found and sources == before and text == found[0]:
+            return  # nothing new: no write
+        if sources:
+            self._save(ws, scope, Statement(statement.kind, statement.title, text), sources)
+        elif found:
+            root = ws.root_for(scope)  # type: ignore[arg-type]
+            memories = [m for m in ws.index.find_by_title(root, statement.title) if m.kind == statement.kind]
+            commands.delete_memories(ws, memories)
+            log.info("lesson.removed", kind=statement.kind, title=statement.title)
 
     def _existing(self, ws: commands.Workspace, scope: str, statement: Statement) -> tuple[str, list[str]] | None:
         root = ws.root_for(scope)  # type: ignore[arg-type]
@@ -128,31 +173,6 @@ class NoteMemories:
                     log.warning("lesson.unreadable", path=str(memory.path), error=str(exc))
                     return None
         return None
-
-    def _upsert(self, ws: commands.Workspace, scope: str, statement: Statement, source: str) -> None:
-        existing = self._existing(ws, scope, statement)
-        sources = existing[1] if existing else []
-        if existing and existing[0] == statement.text and source in sources:
-            return  # already there, this session listed: nothing to write
-        session = _SOURCE.match(source).group("id")  # type: ignore[union-attr]
-        sources = [s for s in sources if _SOURCE.match(s).group("id") != session] + [source]  # type: ignore[union-attr]
-        self._save(ws, scope, statement, sources[-MAX_SOURCES:])
-
-    def _drop_source(self, ws: commands.Workspace, scope: str, statement: Statement, session_id: str) -> None:
-        existing = self._existing(ws, scope, statement)
-        if existing is None:
-            return
-        text, sources = existing
-        left = [s for s in sources if _SOURCE.match(s).group("id") != session_id]  # type: ignore[union-attr]
-        if left == sources:
-            return
-        if left:
-            self._save(ws, scope, Statement(statement.kind, statement.title, text), left)
-            return
-        root = ws.root_for(scope)  # type: ignore[arg-type]
-        memories = [m for m in ws.index.find_by_title(root, statement.title) if m.kind == statement.kind]
-        commands.delete_memories(ws, memories)
-        log.info("lesson.removed", kind=statement.kind, title=statement.title)
 
     def _save(self, ws: commands.Workspace, scope: str, statement: Statement, sources: list[str]) -> None:
         body = f"{statement.text}\n\n{_SOURCES_HEADING}\n" + "\n".join(sources)

@@ -307,6 +307,8 @@ def _commit_batch(p: _Pass) -> None:
     if not p.to_commit:
         return
     records, p.to_commit = p.to_commit, []
+    with p.capture.state.fence.guard():  # the notes' lessons, once per memory, before the records
+        p.capture.memories.flush()
     sync_files(r.note_path for r in records if r.status == "distilled")
     with p.capture.state.transaction():
         for record in records:
