@@ -176,3 +176,27 @@ def test_an_open_follow_up_stays(home, tmp_path, fixture_db, fixture_sessions):
     secrets = Path(report.notes[fixture_sessions["secrets"]["session"]]).read_text()
     # "X; never hard-code the key." is one statement: no clause cut off on its own.
     assert not [line for line in frontmatter.loads(secrets).content.splitlines() if line.startswith("- never")]
+
+
+def test_read_only_commands_fold_into_their_files_and_patches_name_theirs():
+    from daemon.capture.distill.base import Entry
+    from daemon.capture.distill.touched import Touched
+
+    touched = Touched("/home/dev/src/pay")
+    for command in (
+        "sed -n '1,40p' payments/gateway.py",
+        "nl -ba payments/gateway.py | sed -n '41,80p'",
+        "head -n 20 /home/dev/src/pay/.memory/ROOT.md",
+        "pytest -q",
+        "cat notes.txt > copy.txt",
+    ):
+        touched.add_tool(Entry("assistant", "tool", tool="bash", input={"command": command}))
+    patch = "*** Begin Patch\n*** Add File: payments/retry.py\n+x\n*** Update File: payments/gateway.py\n*** End Patch"
+    touched.add_tool(Entry("assistant", "tool", tool="apply_patch", input={"patchText": patch}))
+    touched.add_tool(Entry("assistant", "tool", tool="list", input={"path": "/home/dev/src/pay"}))
+    assert touched.lines() == [
+        "`payments/gateway.py` (read, edited)",
+        "`payments/retry.py` (created)",
+        "`pytest -q`",
+        "`cat notes.txt > copy.txt`",
+    ]

@@ -30,7 +30,7 @@ _SECTION_OF = {
     cues.FIX: PROBLEMS,
     cues.FOLLOWUP: FOLLOWUPS,
 }
-_LIMITS = {WORKED: 7, DECISIONS: 8, FINDINGS: 8, PROBLEMS: 8, FOLLOWUPS: 6}
+_LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 6, FOLLOWUPS: 5}
 _ERROR_LINE = re.compile(
     r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
     r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
@@ -40,8 +40,8 @@ _NARRATION = re.compile(
     r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
 )
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
-_ITEM_CHARS = 300
-_OUTCOME_CHARS = 1400  # shared by the turns' conclusions
+_ITEM_CHARS = 260
+_OUTCOME_CHARS = 1200  # shared by the turns' conclusions
 _DESCRIPTION_CHARS = 200
 
 
@@ -144,23 +144,25 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
     for turn in turns:
         for ask in turn.asked:
             parts = sentences(ask, min_weight=4) or [ask]
-            line = clip_sentences(parts, 240)
+            line = clip_sentences(parts, 200)
             kept = [p for p in parts if p in line]
             rest += [p for p in parts if p not in kept]
             note.add(WORKED, line, kept)
     return rest
 
 
-def _description(note: _Note, first_ask: str, title: str) -> str:
+def _description(note: _Note, first_ask: str, title: str, files: list[str]) -> str:
     """The outcome's first sentence; never the user's own question."""
-    candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], title]
+    touched = [line.split("`")[1] for line in files if line.startswith("`")][:3]
+    fallback = f"No result stated; touched {', '.join(touched)}." if touched else "No result stated in the session."
+    candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], title, fallback]
     asked = key(first_ask)
     for text in candidates:
         first = (sentences(text) or [text])[0]
         k = key(first)
         if k and k != asked and not asked.startswith(k):
             return _short(first, _DESCRIPTION_CHARS)
-    return ""
+    return fallback
 
 
 class ExtractiveDistiller:
@@ -195,7 +197,7 @@ class ExtractiveDistiller:
                     touched.add_changed(mention.removeprefix("changed files: ").split(","))
         note.sections[FILES] = touched.lines()
         first_ask = next((a for turn in turns for a in turn.asked), "")
-        summary = _description(note, first_ask, transcript.session.title)
+        summary = _description(note, first_ask, transcript.session.title, note.sections[FILES])
         return Distilled(
             junk=False,
             body=render_sections(note.sections),

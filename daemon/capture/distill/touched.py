@@ -21,6 +21,7 @@ _WRITE_TOOLS = {"write", "create"}
 _READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
 _SHELL_META = re.compile(r"[|;&<>`$(){}]")
 _MEMORY_PARTS = (".memory",)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _GLOBAL_TREE = re.compile(r"(^|/)opencode/memory(/|$)")
 
 
@@ -39,9 +40,20 @@ def is_memory_path(path: str) -> bool:
 
 
 def _read_only_targets(command: str) -> list[str] | None:
-    """The files a plain read-only command reads, or None if it does anything else."""
-    if _SHELL_META.search(command) or "\n" in command:
+    """The files a read-only command (or pipe of them) reads, or None if it does anything else."""
+    if _SHELL_META.sub("", command.replace("|", "")) != command.replace("|", "") or "\n" in command:
         return None
+    targets: list[str] = []
+    for segment in command.split("|"):
+        found = _segment_targets(segment.strip())
+        if found is None:
+            return None
+        targets += found
+    return targets or None
+
+
+def _segment_targets(command: str) -> list[str] | None:
+    """Files one read-only command names ([] when it filters its input), or None."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -55,7 +67,7 @@ def _read_only_targets(command: str) -> list[str] | None:
         args = args[1:]  # the script
     elif words[0] in ("head", "tail") and args and args[0].isdigit():
         args = args[1:]
-    return args or None
+    return args
 
 
 class Touched:
@@ -81,6 +93,8 @@ class Touched:
     def add_tool(self, tool: Entry) -> None:
         name = tool.tool.lower()
         path = next((tool.input[k] for k in FILE_KEYS if isinstance(tool.input.get(k), str)), "")
+        for verb, patched in _PATCH_FILE.findall(str(tool.input.get("patchText", ""))):
+            self.touch(patched, {"Add": "created", "Delete": "deleted"}.get(verb, "edited"))
         if path:
             how = "edited" if name in _EDIT_TOOLS else "created" if name in _WRITE_TOOLS else "read"
             if tool.status == "error":
@@ -101,14 +115,14 @@ class Touched:
             return
         if any(is_memory_path(word) for word in command.split()):
             return  # reading or writing memoryd's own tree is not the session's work
-        self.commands.append(f"`{_short(command, 200)}`")
+        self.commands.append(f"`{_short(command, 160)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
         for path in paths:
             if path.strip():
                 self.touch(path.strip(), "edited")
 
-    def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
+    def lines(self, max_files: int = 15, max_commands: int = 8) -> list[str]:
         files = [f"`{path}` ({', '.join(how)})" for path, how in self.files.items()][:max_files]
         commands = list(dict.fromkeys(self.commands))[:max_commands]
         return files + commands
