@@ -7,6 +7,8 @@ import json
 
 import frontmatter
 
+from daemon.state import StateDB
+
 from tests.capture.test_model_pipeline import RoutedServer, distill, notes_in, use_model
 from tests.distill.conftest import openai_reply
 
@@ -52,3 +54,23 @@ def test_invented_paths_and_commands_leave_the_note(home, fixture_db, fixture_se
     events = [json.loads(line) for line in (home.state_dir / "memoryd.log").read_text().splitlines() if line.startswith("{")]
     dropped = [e for e in events if e.get("event") == "note.ungrounded_dropped" and e.get("session_id") == sid]
     assert dropped and dropped[0]["count"] == 3
+
+
+def test_a_note_of_nothing_but_inventions_is_a_failure_that_says_so(home, fixture_db, fixture_sessions, monkeypatch):
+    invented = f"## Files, Systems & Commands\n\n- `{INVENTED_PATH}` (edited)\n- `{INVENTED_COMMAND}`\n"
+    model = RoutedServer()
+    model.default = openai_reply(invented, usage={"total_tokens": 100})
+    model.start()
+    try:
+        use_model(monkeypatch, model.url + "/v1")
+        result = distill("--session", fixture_sessions["big-log"]["session"])
+    finally:
+        model.stop()
+    assert notes_in(home.global_root) == {}
+    assert "0 distilled" in result.output and "1 pending" in result.output  # retried on a later pass
+    state = StateDB(home.state_dir / "state.db")
+    try:
+        record = state.get(fixture_sessions["big-log"]["session"])
+    finally:
+        state.close()
+    assert record.status == "pending" and "paths and commands the session does not show" in record.last_error
