@@ -278,9 +278,39 @@ SUBAGENTS = [
     ),
 ]
 
+MARKDOWN = [
+    Scenario(
+        "markdown-summary",
+        "Fix flaky sync test",
+        f"{SRC}/sync",
+        [
+            (
+                "CI fails intermittently:\n```\nFAILED tests/test_sync.py::test_flush - AssertionError: 0 != 3\n```\n"
+                "can you make it reliable?",
+                [
+                    [_read(f"{SRC}/sync/tests/test_sync.py", "worker.start()\ntime.sleep(0.1)\nassert sink.count == 3")],
+                    [text("The test waits a fixed 100 ms for the worker thread."),
+                     _edit(f"{SRC}/sync/tests/test_sync.py", "time.sleep(0.1)", "worker.join(timeout=5)")],
+                    [_edit(f"{SRC}/sync/src/sync/worker.py", "class Worker:", "class Worker:\n    def join(self, timeout): ...")],
+                    [_bash("pytest -q", "48 passed in 3.1s")],
+                    [text("## Summary\n\nI made `tests/test_sync.py::test_flush` deterministic.\n\n"
+                          "**Root cause:** the test relied on `time.sleep(0.1)` to wait for the worker thread, which "
+                          "is too short on a loaded runner.\n\n**Changes:**\n"
+                          "- Replaced the sleep with `worker.join(timeout=5)` in tests/test_sync.py\n"
+                          "- Added `Worker.join()` to src/sync/worker.py\n\n"
+                          "All 48 tests pass now (`pytest -q`).\n\nWould you like me to look for other sleeps in the tests?")],
+                ],
+            )
+        ],
+        facts=["tests/test_sync.py", "worker.join(timeout=5)", "src/sync/worker.py", "pytest -q", "time.sleep(0.1)",
+               "AssertionError: 0 != 3"],
+        absent=["Would you like me"],
+    ),
+]
+
 CORPORA = {
     "synthetic-ko": KOREAN,
     "synthetic-ja": JAPANESE,
     "synthetic-zh": CHINESE,
-    "synthetic-en": [*CONTINUED, _long_session(), *SUBAGENTS],
+    "synthetic-en": [*CONTINUED, _long_session(), *SUBAGENTS, *MARKDOWN],
 }

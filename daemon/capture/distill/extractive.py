@@ -40,7 +40,7 @@ _NARRATION = re.compile(
     r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
 )
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
-_ITEM_CHARS = 260
+_ITEM_CHARS = 300
 _OUTCOME_CHARS = 1200  # shared by the turns' conclusions
 _DESCRIPTION_CHARS = 200
 
@@ -125,6 +125,13 @@ def _classified(note: _Note, candidates: list[str]) -> None:
         note.add(_SECTION_OF[kind], _short(sentence))
 
 
+def _subagent_result(note: _Note, output: str) -> None:
+    """A subagent's answer (the `task` tool's output) is a finding; what the note already says is left out."""
+    fresh = [s for s in sentences(_TASK_RESULT.sub("", output)) if not note.claimed(s)]
+    line = clip_sentences(fresh, _ITEM_CHARS)
+    note.add(FINDINGS, line, [s for s in fresh if s in line])
+
+
 def _tool_problems(note: _Note, tools: list[Entry]) -> None:
     for tool in tools:
         if tool.status == "error":
@@ -148,6 +155,8 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
             kept = [p for p in parts if p in line]
             rest += [p for p in parts if p not in kept]
             note.add(WORKED, line, kept)
+            # An error pasted as a code block or a log is no sentence, but it is the problem.
+            rest += [e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e) and e.strip() not in line]
     return rest
 
 
@@ -184,8 +193,7 @@ class ExtractiveDistiller:
         _classified(note, [*rest, *said])
         for tool in tools:
             if tool.tool == "task" and tool.output:
-                for sentence in sentences(_TASK_RESULT.sub("", tool.output))[:2]:
-                    note.add(FINDINGS, _short(sentence))
+                _subagent_result(note, tool.output)
         _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.search(s)])
         _tool_problems(note, tools)
         touched = Touched(transcript.session.directory)

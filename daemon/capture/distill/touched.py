@@ -122,7 +122,7 @@ class Touched:
             if path.strip():
                 self.touch(path.strip(), "edited")
 
-    def lines(self, max_files: int = 15, max_commands: int = 8) -> list[str]:
+    def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
         files = [f"`{path}` ({', '.join(how)})" for path, how in self.files.items()][:max_files]
         commands = list(dict.fromkeys(self.commands))[:max_commands]
         return files + commands

@@ -18,6 +18,7 @@ _SENTENCE_END = re.compile(
     r"(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<!\svs\.)(?<!\setc\.)(?<!\scf\.)(?<=[.!?])\s+|(?<=[。！？])"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_BOLD = re.compile(r"\*\*([^\s/*](?:[^*]*?[^\s*])?)\*\*")  # **bold**, not a glob's **/
 _CJK_STOP = re.compile(r"[。！？]")
 _MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _KEY_PUNCT = re.compile(r"[\s`*_\"'“”‘’()\[\]<>.,;:!?。，、；：！？「」『』（）…-]+")
@@ -84,7 +85,7 @@ def blocks(text: str) -> list[str]:
             joinable = False
             continue
         starts_item = bool(_MARKUP.match(line))
-        line = _MARKUP.sub("", line)
+        line = _BOLD.sub(r"\1", _MARKUP.sub("", line))
         if joinable and not starts_item and out:
             glue = "" if _CJK.search(out[-1][-1:]) and _CJK.search(line[:1]) else " "
             out[-1] += glue + line
@@ -110,6 +111,13 @@ def key(text: str) -> str:
     return _KEY_PUNCT.sub(" ", text.casefold()).strip()
 
 
+def _glue(previous: str) -> str:
+    """What joins a statement to the next: nothing after CJK punctuation, "; " after a bare list item."""
+    if _CJK_STOP.search(previous[-1:]):
+        return ""
+    return " " if previous[-1:] in ".!?;:)" else "; "
+
+
 def clip_sentences(parts: list[str], limit: int) -> str:
     """Whole sentences joined up to `limit` characters; one over-long sentence is cut at a word."""
     kept: list[str] = []
@@ -119,7 +127,7 @@ def clip_sentences(parts: list[str], limit: int) -> str:
             break
         kept.append(part)
         used += len(part) + 1
-    text = "".join(k if not i or _CJK_STOP.search(kept[i - 1][-1:]) else " " + k for i, k in enumerate(kept))
+    text = "".join(k if not i else _glue(kept[i - 1]) + k for i, k in enumerate(kept))
     if len(text) <= limit:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
