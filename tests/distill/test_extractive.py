@@ -178,7 +178,7 @@ def test_an_open_follow_up_stays(home, tmp_path, fixture_db, fixture_sessions):
     assert not [line for line in frontmatter.loads(secrets).content.splitlines() if line.startswith("- never")]
 
 
-def test_read_only_commands_fold_into_their_files_and_patches_name_theirs():
+def test_read_only_commands_fold_into_their_files_and_patches_and_redirects_name_theirs():
     from daemon.capture.distill.base import Entry
     from daemon.capture.distill.touched import Touched
 
@@ -196,6 +196,7 @@ def test_read_only_commands_fold_into_their_files_and_patches_name_theirs():
     touched.add_tool(Entry("assistant", "tool", tool="list", input={"path": "/home/dev/src/pay"}))
     assert touched.lines() == [
         "`payments/gateway.py` (read, edited)",
+        "`copy.txt` (written)",
         "`payments/retry.py` (created)",
         "`pytest -q`",
         "`cat notes.txt > copy.txt`",

@@ -21,6 +21,7 @@ _WRITE_TOOLS = {"write", "create"}
 _READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
 _SHELL_META = re.compile(r"[|;&<>`$(){}]")
 _MEMORY_PARTS = (".memory",)
+_REDIRECT = re.compile(r"(?<![<>&0-9])>{1,2}\s*([^\s;&|<>()]+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _GLOBAL_TREE = re.compile(r"(^|/)opencode/memory(/|$)")
 
@@ -115,6 +116,9 @@ class Touched:
             return
         if any(is_memory_path(word) for word in command.split()):
             return  # reading or writing memoryd's own tree is not the session's work
+        for target in _REDIRECT.findall(command):
+            if not target.startswith("/dev/"):
+                self.touch(target.strip("'\""), "written")  # `cat > new.py <<EOF`, `echo x >> .env`
         self.commands.append(f"`{_short(command, 160)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
