@@ -24,7 +24,7 @@ from daemon.memory.tree import MemoryFileError, MemoryRoot, global_tree, split_d
 
 log = get_logger("memoryd.capture.lessons")
 
-MAX_SOURCES = 20  # sources listed per memory: the newest sessions that stated it
+MAX_SOURCES = 20  # sources listed per memory: the first sessions that stated it
 _SOURCE = re.compile(r"^- session `(?P<id>[^`]+)`")
 _SOURCES_HEADING = "Sources:"
 
@@ -149,8 +149,11 @@ class NoteMemories:
         found = self._existing(ws, scope, statement)
         text, before = found if found else (statement.text, [])
         touched = change.drops | set(change.adds)
+        listed = {_SOURCE.match(s).group("id") for s in before}  # type: ignore[union-attr]
+        if found and len(before) >= MAX_SOURCES and not change.drops & listed and text == statement.text:
+            return  # a statement this many sessions share is settled: later ones are not listed
         sources = [s for s in before if _SOURCE.match(s).group("id") not in touched]  # type: ignore[union-attr]
-        sources = (sources + list(change.adds.values()))[-MAX_SOURCES:]
+        sources = (sources + list(change.adds.values()))[:MAX_SOURCES]
         if change.adds:
             text = statement.text
         if found and sources == before and text == found[0]:
