@@ -19,7 +19,7 @@ from daemon.capture.distill import cues
 from daemon.capture.distill.turns import blocks
 from daemon.logs import get_logger
 from daemon.memory import commands
-from daemon.memory.index import SearchIndex
+from daemon.memory.index import SearchIndex, SearchIndexError
 from daemon.memory.tree import MemoryFileError, MemoryRoot, global_tree, split_document
 
 log = get_logger("memoryd.capture.lessons")
@@ -126,12 +126,17 @@ class NoteMemories:
         changes, self._changes = list(self._changes.values()), {}
         if not changes:
             return
-        index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)  # type: ignore[attr-defined]
+        try:
+            index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)  # type: ignore[attr-defined]
+        except SearchIndexError as exc:
+            # Notes come first: they are written; the memories wait for a usable index.
+            log.warning("lesson.index_unusable", error=str(exc), memories=len(changes))
+            return
         try:
             for change in changes:
                 try:
                     self._apply(self._workspace(index, change.note_root), change)
-                except (OSError, sqlite3.Error, commands.MemoryCommandError) as exc:
+                except (OSError, sqlite3.Error, SearchIndexError, commands.MemoryCommandError) as exc:
                     log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
         finally:
             index.close()

@@ -100,7 +100,7 @@ def sentences(text: str, min_weight: int = 16) -> list[str]:
     out: list[str] = []
     for block in blocks(text):
         for piece in _SENTENCE_END.split(block):
-            piece = piece.strip().strip("*").strip()
+            piece = " ".join(piece.split()).strip("*").strip()
             if piece and is_statement(piece, min_weight):
                 out.append(piece)
     return out
