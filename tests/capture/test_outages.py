@@ -11,7 +11,7 @@ import pytest
 
 from daemon.config import load_settings
 from daemon.state import StateDB
-from tests.distill.conftest import NOTE, ModelServer, Reply, openai_reply
+from tests.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
 
 PASS_BOUND_S = 30  # the acceptance bound for a pass against a broken server
 
@@ -73,7 +73,7 @@ def test_a_broken_server_stops_the_pass_holds_the_sessions_and_they_are_written_
     assert "0 failed" in shown.stdout and "failed 3 times in a row" in shown.stdout
 
     server.released.set()  # the hanging requests end
-    server.default = openai_reply(NOTE)
+    server.default = openai_reply(ANY_SESSION_NOTE)
     again = run("distill", env=model_env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "6 distilled" in again.stdout

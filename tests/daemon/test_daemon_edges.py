@@ -11,7 +11,7 @@ from daemon.service.notify import Notifier
 from tests.capture.helpers import add_message
 from tests.daemon.conftest import wait_for
 from tests.daemon.test_daemon import session_notes
-from tests.distill.conftest import ModelServer, Reply, openai_reply
+from tests.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
 
 
 def test_a_session_that_goes_quiet_is_captured_without_another_event(home, fixture_db, fixture_sessions, daemon, notify):
@@ -27,18 +27,6 @@ def test_a_session_that_goes_quiet_is_captured_without_another_event(home, fixtu
     assert "CI 也改成 pnpm" not in note.read_text()  # still settling: not yet
     wait_for(lambda: "CI 也改成 pnpm" in note.read_text(), timeout=10, what="the settled session's note")
     assert daemon.stop() == 0
-
-
-# Names no path or command, so it holds for every session (a note naming paths a session
-# never showed is cut down to what the session does show).
-ANY_SESSION_NOTE = """## Outcome / Current State
-
-The change the session asked for is in place and was checked by hand.
-
-## Decisions & Rationale
-
-- Kept the change small, because the rest of the code path was already right.
-"""
 
 
 def test_sigterm_mid_distill_leaves_no_partial_file_and_redoes_the_session(home, fixture_db, daemon, notify):

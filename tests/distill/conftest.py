@@ -27,6 +27,17 @@ NOTE = """## What Was Worked On
 - Always deploy with `pnpm install --frozen-lockfile`, so the lockfile is honoured.
 """
 
+# Names no path or command, so it holds for any session: a model note naming paths a
+# session never showed is cut down to what the session does show.
+ANY_SESSION_NOTE = """## Outcome / Current State
+
+The change the session asked for is in place and was checked by hand.
+
+## Decisions & Rationale
+
+- Kept the change small, because the rest of the code path was already right.
+"""
+
 
 @dataclass
 class Reply:
