@@ -73,4 +73,4 @@ def test_a_note_of_nothing_but_inventions_is_a_failure_that_says_so(home, fixtur
         record = state.get(fixture_sessions["big-log"]["session"])
     finally:
         state.close()
-    assert record.status == "pending" and "paths and commands the session does not show" in record.last_error
+    assert record.status == "retry" and "paths and commands the session does not show" in record.last_error
