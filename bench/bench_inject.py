@@ -83,7 +83,7 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
         note.parent.mkdir(parents=True, exist_ok=True)
         note.write_text(f"---\ntitle: Bench touch {i}\nkind: lesson\n---\nchanged {i}\n")
         from daemon.memory.index import SearchIndex
-        from daemon.memory.tree import MemoryRoot
+        from daemon.memory.roots import MemoryRoot
 
         with SearchIndex(paths.index_db) as index:
             index.update_file(note, MemoryRoot(project / ".memory", "project"))
@@ -213,7 +213,7 @@ def main() -> None:
         from daemon.memory.index import SearchIndex
 
         setup_logging(level="warning", log_file=None, stderr=True)
-        from daemon.memory.tree import MemoryRoot
+        from daemon.memory.roots import MemoryRoot
 
         settings, paths = load_settings()
         started = time.perf_counter()

@@ -141,7 +141,7 @@ def bench_size(home: Path, count: int, n_queries: int) -> None:
     from daemon.memory.commands import Workspace, recall
     from daemon.memory.compile import compile_root
     from daemon.memory.index import SearchIndex
-    from daemon.memory.tree import MemoryRoot, ScanCache, scan
+    from daemon.memory.roots import MemoryRoot
 
     root_dir = home / "config" / "opencode" / "memory"
     shutil.rmtree(root_dir, ignore_errors=True)
@@ -160,49 +160,37 @@ def bench_size(home: Path, count: int, n_queries: int) -> None:
         changed = index.sync_root(root)
         full_index = time.perf_counter() - t0
         t0 = time.perf_counter()
-        written = compile_root(root, index=index)
+        written = compile_root(root, index)
         full_compile = time.perf_counter() - t0
         print(f"full index             {ms(full_index)}  ({changed} entries)")
         print(f"full compile           {ms(full_compile)}  ({len(written)} files written)")
         print(f"full index + compile   {ms(full_index + full_compile)}   target < 10 s at 10,000")
-
-        t0 = time.perf_counter()
-        cache = ScanCache()
-        scan(root, cache)
-        cold_scan = time.perf_counter() - t0
-        print(f"scan, cold cache       {ms(cold_scan)}  (what a fresh daemon pays once)")
 
         # Let every file age past the racy-mtime window, as on a real machine.
         old = time.time() - 60
         for p in paths:
             os.utime(p, (old, old))
         index.sync_root(root)
-        scan(root, cache)
 
         def edit(path: Path, n: int) -> None:
             text = path.read_text(encoding="utf-8")
             path.write_text(text.replace("\n\n", f"\n\nEdited {n}: 部署 pnpm hotfix.\n\n", 1), encoding="utf-8")
 
-        known, unknown, cached = [], [], []
+        known, unknown = [], []
         for n in range(5):
             target = paths[(n + 1) * len(paths) // 7]
             edit(target, n)
             t0 = time.perf_counter()
             index.update_file(target, root)
             t1 = time.perf_counter()
-            compile_root(root, index=index, categories={target.parent.name})
+            compile_root(root, index, categories={target.parent.name})
             known.append((t1 - t0, time.perf_counter() - t1))
             edit(target, n + 10)
             t0 = time.perf_counter()
             index.sync_root(root)
             t1 = time.perf_counter()
-            compile_root(root, index=index)
+            compile_root(root, index)
             unknown.append((t1 - t0, time.perf_counter() - t1))
-            edit(target, n + 20)
-            t0 = time.perf_counter()
-            compile_root(root, scan(root, cache)[0])
-            cached.append(time.perf_counter() - t0)
-            index.sync_root(root)
 
         def med(pairs: list[tuple[float, float]], i: int) -> float:
             return statistics.median(p[i] for p in pairs)
@@ -215,7 +203,6 @@ def bench_size(home: Path, count: int, n_queries: int) -> None:
             f"one change, path unknown: sync_root {ms(med(unknown, 0))} + compile all {ms(med(unknown, 1))}"
             f" = {ms(med(unknown, 0) + med(unknown, 1))}"
         )
-        print(f"one change: compile_root from a warm scan cache (no index) {ms(statistics.median(cached))}")
         for p in paths:
             os.utime(p, (old, old))
         index.sync_root(root)

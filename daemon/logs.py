@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import structlog
 
 from daemon.files import ensure_dir
 from daemon.scrub import redact
+from daemon.timefmt import DURATION_HELP, parse_duration
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -121,8 +122,6 @@ def get_logger(name: str = "memoryd") -> Any:
 
 LEVEL_RANK = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 _STANDARD_KEYS = ("timestamp", "level", "event")
-_SINCE_PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _BARE = re.compile(r"[^\s\"'=]+")
 
 
@@ -173,15 +172,14 @@ def parse_since(text: str, now: datetime) -> datetime:
 
     A time without a zone is local time. Raises ValueError with a usable message.
     """
-    compact = text.strip().lower().replace(" ", "")
-    if compact and _SINCE_PART.sub("", compact) == "":
-        seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _SINCE_PART.findall(compact))
-        return now - timedelta(seconds=seconds)
+    duration = parse_duration(text)
+    if duration is not None:
+        return now - duration
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         raise ValueError(
-            f"cannot read {text!r} as a time: use a duration like 30s, 10m, 1h30m, 2d, "
+            f"cannot read {text!r} as a time: use {DURATION_HELP}, "
             "or an ISO date/time like 2025-01-31 or 2025-01-31T14:00"
         ) from None
     return moment if moment.tzinfo else moment.astimezone()

@@ -31,16 +31,16 @@ from pydantic import Field
 
 from daemon import __version__
 from daemon.memory import commands
-from daemon.memory.commands import InvalidInput, MemoryCommandError, Workspace
 from daemon.memory.index import SearchIndexError
-from daemon.memory.tree import is_in_worktree, project_root_of
+from daemon.memory.roots import is_in_worktree, project_root_of
+from daemon.memory.workspace import InvalidInput, MemoryCommandError, Workspace, open_workspace
 from daemon.timefmt import format_time
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from daemon.config import Paths, Settings
-    from daemon.memory.index import Hit
+    from daemon.memory.queries import Hit
     from daemon.memory.tree import Memory
 
 log = logging.getLogger("memoryd.mcp")
@@ -133,7 +133,7 @@ class MemoryService:
 
     def workspace(self) -> Workspace:
         if self._ws is None:
-            self._ws = commands.open_workspace(
+            self._ws = open_workspace(
                 self.settings, self.paths, self.project_dir, explicit_project=self.explicit_project
             )
         return self._ws

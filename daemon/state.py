@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from daemon.files import ensure_dir, private_file
+from daemon.sqlscript import split_sql
 
 # The sinks' outbox (daemon/sinks/outbox.py): what is still to deliver, and what was.
 # One pending operation per document: a newer version replaces a queued older one.
@@ -221,9 +222,8 @@ class StateDB:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
             with self.transaction():
-                for statement in script.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
+                for statement in split_sql(script):
+                    self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version={number}")
 
     @contextmanager

@@ -181,24 +181,35 @@ def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[s
 
 
 def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str, Any]]:
-    """Each memory tree memoryd knows, with its number of memories and problems."""
-    from daemon.memory.tree import discover_roots, scan
+    """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
+    from daemon.memory.index import SearchIndex, SearchIndexError
+    from daemon.memory.roots import discover_roots
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     project_dirs = sorted(state.project_dirs()) if settings.memory.discover_projects else []
-    for root in discover_roots(settings, paths, [Path(d) for d in project_dirs]):
-        if not root.path.is_dir():
-            continue
-        memories, problems = scan(root)
-        rows.append(
-            {
-                "scope": root.scope,
-                "path": str(root.path),
-                "memories": len(memories),
-                "problems": [str(p) for p in problems[:5]],  # the first few…
-                "problems_total": len(problems),  # …of this many
-            }
-        )
+    roots = [r for r in discover_roots(settings, paths, [Path(d) for d in project_dirs]) if r.path.is_dir()]
+    if not roots:
+        return rows
+    try:
+        index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+    except SearchIndexError as exc:
+        return [
+            {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [str(exc)], "problems_total": 1}
+            for r in roots
+        ]
+    with index:
+        for root in roots:
+            index.sync_root(root)
+            problems = index.problems(root)
+            rows.append(
+                {
+                    "scope": root.scope,
+                    "path": str(root.path),
+                    "memories": index.count([root]),
+                    "problems": [str(p) for p in problems[:5]],  # the first few…
+                    "problems_total": len(problems),  # …of this many
+                }
+            )
     return rows
 
 

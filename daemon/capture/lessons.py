@@ -19,8 +19,11 @@ from daemon.capture.distill import cues
 from daemon.capture.distill.turns import blocks
 from daemon.logs import get_logger
 from daemon.memory import commands
+from daemon.memory.checks import MAX_TITLE
+from daemon.memory.frontmatter import MemoryFileError, split_document
 from daemon.memory.index import SearchIndex, SearchIndexError
-from daemon.memory.tree import MemoryFileError, MemoryRoot, global_tree, split_document
+from daemon.memory.roots import MemoryRoot, global_tree
+from daemon.memory.workspace import MemoryCommandError, Workspace
 
 log = get_logger("memoryd.capture.lessons")
 
@@ -59,9 +62,9 @@ def statements(note_text: str) -> list[Statement]:
 
 def _title(text: str) -> str:
     first = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", text, maxsplit=1)[0].rstrip(".。")
-    if len(first) <= commands.MAX_TITLE - 1:
+    if len(first) <= MAX_TITLE - 1:
         return first
-    return first[: commands.MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return first[: MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _source_line(session_id: str, note_path: Path, kind: str, title: str) -> str:
@@ -136,19 +139,19 @@ class NoteMemories:
             for change in changes:
                 try:
                     self._apply(self._workspace(index, change.note_root), change)
-                except (OSError, sqlite3.Error, SearchIndexError, commands.MemoryCommandError) as exc:
+                except (OSError, sqlite3.Error, SearchIndexError, MemoryCommandError) as exc:
                     log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
         finally:
             index.close()
 
-    def _workspace(self, index: SearchIndex, note_root: Path) -> commands.Workspace:
+    def _workspace(self, index: SearchIndex, note_root: Path) -> Workspace:
         global_root = global_tree(self.paths)  # type: ignore[arg-type]
         root = global_root if MemoryRoot(note_root, "global").path == global_root.path else MemoryRoot(note_root, "project")
         project = None if root is global_root else root
         # The daemon keeps the index current; a tree it has never seen is synced once.
-        return commands.Workspace(index, global_root, project, project_is_real=True, trust_index=True)
+        return Workspace(index, global_root, project, project_is_real=True, trust_index=True)
 
-    def _apply(self, ws: commands.Workspace, change: _Change) -> None:
+    def _apply(self, ws: Workspace, change: _Change) -> None:
         scope = "global" if ws.project is None else "project"
         statement = change.statement
         found = self._existing(ws, scope, statement)
@@ -171,7 +174,7 @@ class NoteMemories:
             commands.delete_memories(ws, memories)
             log.info("lesson.removed", kind=statement.kind, title=statement.title)
 
-    def _existing(self, ws: commands.Workspace, scope: str, statement: Statement) -> tuple[str, list[str]] | None:
+    def _existing(self, ws: Workspace, scope: str, statement: Statement) -> tuple[str, list[str]] | None:
         root = ws.root_for(scope)  # type: ignore[arg-type]
         for memory in ws.index.find_by_title(root, statement.title):
             if memory.kind == statement.kind and memory.path.exists():
@@ -182,16 +185,16 @@ class NoteMemories:
                     return None
         return None
 
-    def _save(self, ws: commands.Workspace, scope: str, statement: Statement, sources: list[str]) -> None:
+    def _save(self, ws: Workspace, scope: str, statement: Statement, sources: list[str]) -> None:
         body = f"{statement.text}\n\n{_SOURCES_HEADING}\n" + "\n".join(sources)
         try:
             remember_statement(ws, scope, statement.kind, statement.title, body)
-        except commands.MemoryCommandError as exc:
+        except MemoryCommandError as exc:
             # A refused or unusable statement costs this memory only, never the note.
             log.warning("lesson.not_saved", kind=statement.kind, title=statement.title, error=str(exc))
 
 
-def remember_statement(ws: commands.Workspace, scope: str, kind: str, title: str, body: str) -> None:
+def remember_statement(ws: Workspace, scope: str, kind: str, title: str, body: str) -> None:
     """The one call into the memory commands (kept thin so the memory layer can move)."""
     commands.remember(ws, kind=kind, title=title, body=body, tags=[kind, "from-session"], scope=scope)  # type: ignore[arg-type]
 

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
+from daemon.memory.frontmatter import frontmatter_block
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
 from daemon.timefmt import iso
-
-
-def _yaml_value(value: str | list[str]) -> str:
-    """A YAML scalar or flow list. JSON strings are valid YAML, always quoted, never
-    mistaken for a number, date or boolean; and far cheaper than a YAML emitter, which
-    dominated a backfill's profile."""
-    if isinstance(value, list):
-        return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def frontmatter_block(meta: dict[str, str | list[str]]) -> str:
-    """`---`-fenced YAML frontmatter for flat string / string-list fields."""
-    lines = [f"{key}: {_yaml_value(value)}" for key, value in meta.items()]
-    return "---\n" + "\n".join(lines) + "\n---\n"
 
 
 def project_name(directory: str) -> str:
@@ -72,7 +57,7 @@ def note_filename(session: SessionInfo) -> str:
 
 def project_memory_root(directory: str) -> Path:
     """The session's project tree: `<git worktree>/.memory` (it may not exist yet)."""
-    from daemon.memory.tree import project_tree
+    from daemon.memory.roots import project_tree
 
     return project_tree(Path(directory)).path
 

@@ -18,7 +18,12 @@ _COLORS = {"warning": "yellow", "error": "red", "critical": "red", "debug": "bri
     "starts (a crash at start-up) is in launchd.log next to memoryd.log."
 )
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new lines as they are written (Ctrl-C stops).")
-@click.option("--since", metavar="WHEN", help="Only entries since WHEN: 30s, 10m, 1h, 2d, or an ISO time (local if no zone).")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only entries since WHEN: a duration back from now (30s, 10m, 1h30m, 2d, 2w, 6mo, 1y; "
+    "m = minutes, mo = months) or an ISO time (local if no zone).",
+)
 @click.option(
     "--level",
     type=click.Choice(["debug", "info", "warning", "error"]),

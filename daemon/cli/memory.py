@@ -20,8 +20,8 @@ import click
 from daemon.cli.context import EXIT_FAILED, EXIT_USAGE, AppContext, fail
 
 if TYPE_CHECKING:
-    from daemon.memory.commands import Workspace
     from daemon.memory.tree import Memory
+    from daemon.memory.workspace import Workspace
 
 # A credential was refused: distinct from usage errors so scripts can tell them apart.
 EXIT_REFUSED = 3
@@ -45,8 +45,8 @@ _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON 
 @contextmanager
 def memory_errors() -> Iterator[None]:
     """Turn the memory commands' errors into a message and an exit code (also for compile/sweep/reindex)."""
-    from daemon.memory.commands import InvalidInput, MemoryNotFound, SecretRefused
     from daemon.memory.index import SearchIndexError
+    from daemon.memory.workspace import InvalidInput, MemoryNotFound, SecretRefused
 
     try:
         yield
@@ -67,7 +67,7 @@ def memory_errors() -> Iterator[None]:
 def _workspace(app: AppContext, project: Path | None, *, reading: bool = False) -> Workspace:
     """Open the caller's workspace; `reading` commands trust the index a running daemon keeps
     and may use the settings an earlier command validated."""
-    from daemon.memory.commands import open_workspace
+    from daemon.memory.workspace import open_workspace
 
     app.quick = reading
 
@@ -218,7 +218,10 @@ class _BodyCommand(click.Command):
 @click.option("--title", "-t", required=True, help="Short and specific; the same title updates the memory.")
 @click.option("--tags", default="", help="Comma-separated: --tags db,sqlite")
 @click.option(
-    "--expires", metavar="DATE|DURATION", help="2025-12-31, 2025-12-31T18:00:00Z, or from now: 12h, 30d, 2w, 6mo, 1y."
+    "--expires",
+    metavar="DATE|DURATION",
+    help="2025-12-31, 2025-12-31T18:00:00Z, or a duration from now: 12h, 30d, 2w, 6mo, 1y, 1h30m "
+    "(m = minutes, mo = months of 30 days).",
 )
 @click.option("--description", help="One line for index.md (default: the body's first sentence).")
 @click.option("--global", "is_global", is_flag=True, help="Save to the global tree instead of this project's.")

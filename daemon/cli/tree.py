@@ -14,7 +14,8 @@ from daemon.cli.memory import memory_errors
 
 if TYPE_CHECKING:
     from daemon.memory.index import SearchIndex
-    from daemon.memory.tree import MemoryRoot, Problem
+    from daemon.memory.roots import MemoryRoot
+    from daemon.memory.tree import Problem
 
 _project_option = click.option(
     "--project",
@@ -35,7 +36,7 @@ def _open_index(app: AppContext) -> SearchIndex:
 def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:
     """Every existing tree: global, configured, this directory's project, any given, any
     indexed, and the projects OpenCode sessions ran in (as the daemon sees them)."""
-    from daemon.memory.tree import discover_roots
+    from daemon.memory.roots import discover_roots
 
     return discover_roots(
         app.settings, app.paths, [Path.cwd(), *projects, *_session_projects(app)], extra_roots=index.known_roots()
@@ -75,7 +76,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
       memoryd compile
       memoryd compile --project ~/src/app
     """
-    from daemon.memory.compile import compile_report
+    from daemon.memory.compile import sync_and_compile
     from daemon.memory.gitignore import ensure_gitignore
 
     app.setup_logging(stderr=False)
@@ -86,8 +87,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
             click.echo(f"No memory tree yet (the global one would be {app.paths.global_root}).")
             return
         for root in roots:
-            index.sync_root(root)
-            report = compile_report(root, index=index)
+            report = sync_and_compile(index, root).compiled
             if ensure_gitignore(root):
                 report.written.append(root.path / ".gitignore")
             status = f"wrote {len(report.written)} file(s)" if report.written else "up to date"

@@ -10,234 +10,36 @@ what to do.
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from daemon.files import FILE_MODE, atomic_write_text, ensure_dir, slugify
-from daemon.memory.index import Hit, SearchIndex
-from daemon.memory.tree import (
-    RESERVED_STEMS,
-    Memory,
-    MemoryFileError,
-    MemoryRoot,
-    add_hits,
-    edit_memory,
-    global_tree,
-    is_in_worktree,
-    new_id,
-    parse_time,
-    project_tree,
-    read_hits,
-    read_memory,
-    render_memory,
-    split_document,
+from daemon.memory.checks import (
+    MAX_BODY,
+    MAX_DESCRIPTION,
+    MAX_TITLE,
+    check_secrets,
+    clean_tags,
+    derive_description,
+    normalize_kind,
+    one_line,
+    parse_expiry,
 )
-
-if TYPE_CHECKING:
-    from daemon.config import Paths, Settings
+from daemon.memory.frontmatter import Document, MemoryFileError, edit_document, render_memory, split_document
+from daemon.memory.hits import add_hits, read_hits
+from daemon.memory.index import SearchIndex
+from daemon.memory.queries import Hit
+from daemon.memory.roots import RESERVED_STEMS, MemoryRoot
+from daemon.memory.tree import Memory, content_hash, memory_from_document, new_id, read_memory
+from daemon.memory.workspace import InvalidInput, MemoryNotFound, ScopeChoice, Workspace
 
 log = logging.getLogger("memoryd.memory.commands")
 
-ScopeChoice = Literal["project", "global", "all"]
-SCOPES: tuple[ScopeChoice, ...] = ("project", "global", "all")
-
-MAX_KIND = 32
-MAX_TITLE = 120
-MAX_BODY = 20_000
-MAX_TAGS = 12
-MAX_TAG = 40
-MAX_DESCRIPTION = 300
-DESCRIPTION_CHARS = 160
 MIN_LIMIT, MAX_LIMIT = 1, 50
 INVENTORY_CHARS = 1200
-
-_KIND = re.compile(r"[^\W_][\w-]*")
-_DURATION = re.compile(r"(\d+)\s*(h|d|w|mo|y)")
-_DURATION_UNITS = {
-    "h": timedelta(hours=1),
-    "d": timedelta(days=1),
-    "w": timedelta(weeks=1),
-    "mo": timedelta(days=30),
-    "y": timedelta(days=365),
-}
-
-
-class MemoryCommandError(Exception):
-    """A memory command that cannot do what was asked; the message says what to do."""
-
-
-class InvalidInput(MemoryCommandError):
-    """The arguments cannot be used as given."""
-
-
-class SecretRefused(MemoryCommandError):
-    """The content looks like a credential; nothing was written."""
-
-    def __init__(self, fields: dict[str, list[str]]) -> None:
-        self.fields = fields
-        described = "; ".join(f"the {name} ({', '.join(kinds)})" for name, kinds in fields.items())
-        super().__init__(
-            f"refusing to save: {described} looks like it holds a credential. Memory files are "
-            "plain text that agents read and trees sync: write where the secret lives instead "
-            "(e.g. 'the key is in $OPENAI_API_KEY'). Nothing was written."
-        )
-
-
-class MemoryNotFound(MemoryCommandError):
-    """No memory has the given id."""
-
-
-# --- workspace ------------------------------------------------------------------------
-
-
-@dataclass
-class Workspace:
-    """What one caller sees: the global tree, its project's tree, and the search index."""
-
-    index: SearchIndex
-    global_root: MemoryRoot
-    project: MemoryRoot | None = None
-    # False when the caller's directory is in no git worktree and named no project
-    # explicitly: `remember` then will not invent a `.memory/` in a random folder.
-    project_is_real: bool = True
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    # True when something else (the running daemon) keeps the index current: reads
-    # then skip the per-file check of trees the index already knows.
-    trust_index: bool = False
-
-    def close(self) -> None:
-        """Close the search index (a long-running server calls this on shutdown)."""
-        self.index.close()
-
-    def __enter__(self) -> Workspace:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def roots(self, scope: ScopeChoice = "all") -> list[MemoryRoot]:
-        """Return the roots of a scope: the project's, the global one, or both (project first)."""
-        if scope not in SCOPES:
-            raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
-        roots: list[MemoryRoot] = []
-        if scope in ("project", "all") and self.project is not None and self.project.path != self.global_root.path:
-            roots.append(self.project)
-        if scope in ("global", "all"):
-            roots.append(self.global_root)
-        return roots
-
-    def refresh(self, roots: Sequence[MemoryRoot] | None = None) -> int:
-        """Bring the index up to date with the trees; return how many entries changed."""
-        changed = 0
-        for root in self.roots("all") if roots is None else roots:
-            if self.trust_index and self.index.knows(root):
-                continue
-            if root.exists():
-                changed += self.index.sync_root(root)
-            elif self.index.count([root]):
-                changed += self.index.forget_root(root)
-        return changed
-
-    def root_for(self, scope: Literal["project", "global"]) -> MemoryRoot:
-        """Return the root a new memory of this scope goes to."""
-        if scope == "global":
-            return self.global_root
-        if self.project is None or not (self.project_is_real or self.project.exists()):
-            raise InvalidInput(
-                "this directory is not inside a git worktree, so it has no project memory; "
-                "use --global, or --project DIR to name the project"
-            )
-        return self.project
-
-
-def open_workspace(
-    settings: Settings,
-    paths: Paths,
-    project_dir: Path | None,
-    *,
-    explicit_project: bool = False,
-    index: SearchIndex | None = None,
-) -> Workspace:
-    """Return the workspace of a caller in `project_dir` (None: global only)."""
-    index = index or SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
-    project = project_tree(project_dir) if project_dir is not None else None
-    real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
-    return Workspace(index, global_tree(paths), project, real)
-
-
-# --- input checks ---------------------------------------------------------------------
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def normalize_kind(kind: str) -> str:
-    """Return a kind fit to be a folder name, or raise InvalidInput saying why not."""
-    kind = kind.strip().lower()
-    if not kind or len(kind) > MAX_KIND or not _KIND.fullmatch(kind):
-        raise InvalidInput(
-            f"kind {kind[:40]!r} is not usable: use one short word (letters, digits, - or _, at "
-            f"most {MAX_KIND} characters), such as decision, fact, preference, gotcha or lesson"
-        )
-    return kind
-
-
-def _tags(tags: Sequence[str]) -> tuple[str, ...]:
-    cleaned = tuple(dict.fromkeys(t for t in (_one_line(tag) for tag in tags) if t))
-    if len(cleaned) > MAX_TAGS:
-        raise InvalidInput(f"at most {MAX_TAGS} tags, got {len(cleaned)}")
-    for tag in cleaned:
-        if len(tag) > MAX_TAG or "," in tag:
-            raise InvalidInput(f"tag {tag[:50]!r} is not usable: at most {MAX_TAG} characters, no commas")
-    return cleaned
-
-
-def parse_expiry(value: str, now: datetime) -> date | datetime:
-    """Return the expiry for an ISO date/datetime or a duration (12h, 30d, 2w, 6mo, 1y) from now."""
-    text = value.strip().lower()
-    match = _DURATION.fullmatch(text)
-    if match:
-        moment = now + int(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        result: date | datetime = moment.replace(microsecond=0)
-    else:
-        try:
-            result = date.fromisoformat(value.strip()) if len(value.strip()) == 10 else parse_time(value)
-        except (ValueError, MemoryFileError) as exc:
-            raise InvalidInput(
-                f"--expires {value!r}: give a date (2025-12-31), a datetime (2025-12-31T18:00:00Z) "
-                "or a duration from now (12h, 30d, 2w, 6mo, 1y)"
-            ) from exc
-    end = parse_time(result, end_of_day=True)
-    if end is None or end <= now:
-        raise InvalidInput(f"--expires {value!r} is already past; give a future date or a duration")
-    return result
-
-
-def derive_description(body: str) -> str:
-    """Return a one-line description: the body's first sentence or line, shortened."""
-    for line in body.splitlines():
-        line = _one_line(line.lstrip("#>*- ").strip())
-        if line:
-            sentence = re.split(r"(?<=[.!?。！？])\s", line, maxsplit=1)[0]
-            if len(sentence) <= DESCRIPTION_CHARS:
-                return sentence
-            return sentence[: DESCRIPTION_CHARS - 1].rstrip() + "…"
-    return ""
-
-
-def check_secrets(fields: dict[str, str]) -> None:
-    """Raise SecretRefused when any field looks like it holds a credential."""
-    from daemon.scrub import find_secrets
-
-    found = {name: kinds for name, text in fields.items() if (kinds := find_secrets(text))}
-    if found:
-        log.warning("memory.refused", extra={"fields": sorted(found), "reason": "credential-like content"})
-        raise SecretRefused(found)
 
 
 # --- remember -------------------------------------------------------------------------
@@ -275,6 +77,72 @@ def _write_memory(path: Path, text: str, like: Path | None = None) -> None:
     atomic_write_text(path, text, mode)
 
 
+@dataclass(frozen=True)
+class _Draft:
+    """A memory's checked input: what remember writes."""
+
+    kind: str
+    title: str
+    body: str
+    changes: dict[str, object]
+
+
+def _draft(
+    now: datetime,
+    kind: str,
+    title: str,
+    body: str,
+    tags: Sequence[str],
+    expires: str | None,
+    description: str | None,
+) -> _Draft:
+    """Check remember's arguments; raise SecretRefused or InvalidInput before anything is written."""
+    title = one_line(title)
+    body = body.strip()
+    tag_list = [t for tag in tags for t in tag.split(",")]
+    # The guard sees the input as given, before any clean-up could hide a credential.
+    check_secrets(
+        {
+            "title": title,
+            "kind": kind,
+            "body": body,
+            "tags": " ".join(tag_list),
+            **({"description": description} if description else {}),
+        }
+    )
+    kind = normalize_kind(kind)
+    if not title:
+        raise InvalidInput("the title is empty: give a short, specific one (--title 'Use WAL mode')")
+    if len(title) > MAX_TITLE:
+        raise InvalidInput(f"the title has {len(title)} characters; keep it under {MAX_TITLE}")
+    if not body:
+        raise InvalidInput("the body is empty: say what to remember (or pass - to read it from stdin)")
+    if len(body) > MAX_BODY:
+        raise InvalidInput(f"the body has {len(body)} characters; keep a memory under {MAX_BODY}")
+    tag_values = clean_tags(tag_list)
+    summary = one_line(description) if description else derive_description(body)
+    if len(summary) > MAX_DESCRIPTION:
+        raise InvalidInput(f"the description has {len(summary)} characters; keep it under {MAX_DESCRIPTION}")
+    changes: dict[str, object] = {"title": title, "description": summary, "kind": kind, "updated": now}
+    if tag_values:
+        changes["tags"] = list(tag_values)
+    if expires:
+        changes["expires"] = parse_expiry(expires, now)
+    return _Draft(kind, title, body, changes)
+
+
+def _rewrite(existing: Memory, draft: _Draft) -> tuple[str, Document]:
+    """Return an existing memory's text with the draft's fields and body, and its parse."""
+    try:
+        current = split_document(existing.path.read_text(encoding="utf-8"))
+        changes = dict(draft.changes)
+        if "id" not in current.fields:
+            changes["id"] = existing.id  # write down the id people may already use
+        return edit_document(current, changes, draft.body)
+    except (OSError, UnicodeDecodeError, MemoryFileError) as exc:
+        raise InvalidInput(f"cannot update {existing.path} safely ({exc}); edit it by hand or forget it first") from exc
+
+
 def remember(
     ws: Workspace,
     *,
@@ -290,84 +158,43 @@ def remember(
     """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place.
 
     Raises SecretRefused (nothing written) when any field looks like a credential, and
-    InvalidInput for unusable arguments.
+    InvalidInput for unusable arguments. The file is parsed once (to check it reads back)
+    and indexed from that parse.
     """
     now = ws.clock()
-    title = _one_line(title)
-    body = body.strip()
-    raw_kind = kind
-    tag_list = [t for tag in tags for t in tag.split(",")]
-    # The guard sees the input as given, before any clean-up could hide a credential.
-    check_secrets(
-        {
-            "title": title,
-            "kind": raw_kind,
-            "body": body,
-            "tags": " ".join(tag_list),
-            **({"description": description} if description else {}),
-        }
-    )
-    kind = normalize_kind(raw_kind)
-    if not title:
-        raise InvalidInput("the title is empty: give a short, specific one (--title 'Use WAL mode')")
-    if len(title) > MAX_TITLE:
-        raise InvalidInput(f"the title has {len(title)} characters; keep it under {MAX_TITLE}")
-    if not body:
-        raise InvalidInput("the body is empty: say what to remember (or pass - to read it from stdin)")
-    if len(body) > MAX_BODY:
-        raise InvalidInput(f"the body has {len(body)} characters; keep a memory under {MAX_BODY}")
-    clean_tags = _tags(tag_list)
-    summary = _one_line(description) if description else derive_description(body)
-    if len(summary) > MAX_DESCRIPTION:
-        raise InvalidInput(f"the description has {len(summary)} characters; keep it under {MAX_DESCRIPTION}")
-    expiry = parse_expiry(expires, now) if expires else None
-
+    draft = _draft(now, kind, title, body, tags, expires, description)
+    if hard_rule:
+        draft.changes["hard_rule"] = True  # listed in ROOT.md and given to every session
     root = ws.root_for(scope)
     if root.exists():
         ws.refresh([root])  # the same title may have been written by hand since
-    folder = root.path / kind
-    existing = _existing(ws, root, title, kind)
-    changes: dict[str, object] = {"title": title, "description": summary, "kind": kind, "updated": now}
-    if clean_tags:
-        changes["tags"] = list(clean_tags)
-    if expiry is not None:
-        changes["expires"] = expiry
-    if hard_rule:
-        changes["hard_rule"] = True  # listed in ROOT.md and given to every session
-
+    folder = root.path / draft.kind
+    existing = _existing(ws, root, draft.title, draft.kind)
     moved_from: Path | None = None
     if existing is None:
-        path = _free_path(folder, title)
-        fields = {"id": new_id(), **changes, "created": now}
-        text = render_memory(fields, body)
-        like = None
-        split_document(text)  # never write a file memoryd could not read back
+        path, like = _free_path(folder, draft.title), None
+        text = render_memory({"id": new_id(), **draft.changes, "created": now}, draft.body)
+        doc = split_document(text)  # never write a file memoryd could not read back
     else:
-        try:
-            current = existing.path.read_text(encoding="utf-8")
-            if "id" not in split_document(current).fields:
-                changes["id"] = existing.id  # write down the id people may already use
-            text = edit_memory(current, changes, body)
-        except (OSError, UnicodeDecodeError, MemoryFileError) as exc:
-            raise InvalidInput(
-                f"cannot update {existing.path} safely ({exc}); edit it by hand or forget it first"
-            ) from exc
-        path = existing.path
+        text, doc = _rewrite(existing, draft)
+        path = like = existing.path
         # A hand-made tree may file kind "decision" under decisions/: that is no change of kind.
-        if kind not in (existing.category, existing.kind.lower()):
-            moved_from, path = existing.path, _free_path(folder, title)
-        like = existing.path
+        if draft.kind not in (existing.category, existing.kind.lower()):
+            moved_from, path = existing.path, _free_path(folder, draft.title)
 
     ensure_dir(path.parent)
     _write_memory(path, text, like)
     if moved_from is not None:
         moved_from.unlink(missing_ok=True)
         ws.index.remove_file(moved_from)
-    ws.index.update_file(path, root)
+    st = path.stat()
+    memory, warnings = memory_from_document(doc, path, root, content_hash(text.encode("utf-8")), st.st_mtime)
+    ws.index.put(memory, st, warnings)
     touched = {path.parent.name} | ({moved_from.parent.name} if moved_from is not None else set())
     compiled = _compile(root, ws.index, touched)
-    memory, _ = read_memory(path, root)
-    log.info("memory.remembered", extra={"kind": kind, "title": title, "path": str(path), "new": existing is None})
+    log.info(
+        "memory.remembered", extra={"kind": draft.kind, "title": draft.title, "path": str(path), "new": existing is None}
+    )
     return RememberResult(memory, existing is None, moved_from, tuple(compiled))
 
 
@@ -376,7 +203,7 @@ def _compile(root: MemoryRoot, index: SearchIndex, categories: set[str]) -> list
     # Imported here: recall, list and inspect never compile.
     from daemon.memory.compile import compile_root
 
-    return compile_root(root, index=index, categories=categories)
+    return compile_root(root, index, categories=categories)
 
 
 def _existing(ws: Workspace, root: MemoryRoot, title: str, kind: str) -> Memory | None:

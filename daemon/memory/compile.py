@@ -11,21 +11,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from daemon.files import FILE_MODE, write_if_changed
-from daemon.memory.tree import (
-    HIDDEN_PREFIX,
-    INDEX_FILE,
-    MemoryRoot,
-    Problem,
-    log_problem,
-    scan,
-)
+from daemon.memory.roots import HIDDEN_PREFIX, INDEX_FILE, MemoryRoot
+from daemon.memory.tree import Problem, log_problem
 
 if TYPE_CHECKING:
     from daemon.memory.index import SearchIndex
@@ -57,7 +51,7 @@ DESCRIPTION_CELL_CHARS = 160
 
 
 class Compilable(Protocol):
-    """What compiling reads of a memory: a Memory from a scan, or an IndexEntry."""
+    """What compiling reads of a memory: an IndexEntry (or a Memory)."""
 
     @property
     def category(self) -> str: ...
@@ -303,35 +297,6 @@ def _write(path: Path, text: str) -> bool:
     return write_if_changed(path, text, mode)
 
 
-class CompileSource(Protocol):
-    """Where compile reads memories from: a list in memory, or the search index by query."""
-
-    def summary(self) -> dict[str, tuple[int, str]]: ...
-    def listed(self) -> Sequence[Compilable]: ...
-    def in_category(self, category: str) -> Sequence[Compilable]: ...
-
-
-class MemoryList:
-    """A compile source over memories already in hand (a scan, or a test's list)."""
-
-    def __init__(self, memories: Iterable[Compilable]) -> None:
-        self._by_category: dict[str, list[Compilable]] = defaultdict(list)
-        for memory in memories:
-            self._by_category[memory.category].append(memory)
-
-    def summary(self) -> dict[str, tuple[int, str]]:
-        return {
-            category: (len(ms), describe_category(category, Counter(t for m in ms for t in m.tags)))
-            for category, ms in self._by_category.items()
-        }
-
-    def listed(self) -> list[Compilable]:
-        return [m for ms in self._by_category.values() for m in ms if m.scenarios or m.hard_rule]
-
-    def in_category(self, category: str) -> list[Compilable]:
-        return self._by_category.get(category, [])
-
-
 class IndexedRoot:
     """A compile source that asks the search index for only what it needs.
 
@@ -341,9 +306,10 @@ class IndexedRoot:
 
     def __init__(self, index: SearchIndex, root: MemoryRoot) -> None:
         self._index, self._root = index, root
+        self._category_counts: dict[str, int] | None = None
 
     def summary(self) -> dict[str, tuple[int, str]]:
-        counts = self._index.category_counts(self._root)
+        counts = self._counts()
         tags = self._index.tag_counts(self._root, [c for c in counts if c not in CATEGORY_DESCRIPTIONS])
         return {
             category: (count, describe_category(category, tags.get(category, {})))
@@ -356,57 +322,42 @@ class IndexedRoot:
     def in_category(self, category: str) -> list[Compilable]:
         return list(self._index.entries(self._root, category=category))
 
+    def has(self, category: str) -> bool:
+        return category in self._counts()
 
-def compile_report(
-    root: MemoryRoot,
-    memories: Iterable[Compilable] | None = None,
-    *,
-    index: SearchIndex | None = None,
-    categories: Iterable[str] | None = None,
-) -> CompileReport:
-    """Compile one root and say what was written and what was left alone.
+    def _counts(self) -> dict[str, int]:
+        if self._category_counts is None:
+            self._category_counts = self._index.category_counts(self._root)
+        return self._category_counts
 
-    The memories come from `index` (kept current by the caller), else from `memories`,
-    else from a scan of the root. `categories` limits which index.md files are
-    re-rendered (the daemon passes the category of the file that changed); ROOT.md is
-    always brought up to date.
-    """
-    report = CompileReport(root)
-    if not root.exists():
-        return report
-    source: CompileSource
-    if index is not None:
-        source = IndexedRoot(index, root)
-    else:
-        source = MemoryList(scan(root)[0] if memories is None else memories)
-    summary = source.summary()
-    wanted = None if categories is None else set(categories)
 
-    for category in category_folders(root):
-        if wanted is not None and category not in wanted:
-            continue
-        index_path = root.path / category / INDEX_FILE
-        try:
-            current = _read_text(index_path)
-        except (OSError, UnicodeDecodeError) as exc:
-            report.problems.append(Problem(index_path, f"cannot read the compiled index: {exc}"))
-            continue
-        if category not in summary and current is None:
-            continue  # a folder without memories (assets, drafts) gets no index
-        if current is not None and not current.startswith(_INDEX_HEADER_START):
-            report.problems.append(
-                Problem(
-                    index_path,
-                    "hand-written index.md: memoryd compiles this file, so it was left alone; "
-                    "move it out of the category folder to let memoryd generate it",
-                )
+def _compile_index_md(root: MemoryRoot, category: str, source: IndexedRoot, report: CompileReport) -> None:
+    """Rewrite one category's index.md unless a person wrote it (then say so)."""
+    index_path = root.path / category / INDEX_FILE
+    try:
+        current = _read_text(index_path)
+    except (OSError, UnicodeDecodeError) as exc:
+        report.problems.append(Problem(index_path, f"cannot read the compiled index: {exc}"))
+        return
+    if current is None and not source.has(category):
+        return  # a folder without memories (assets, drafts) gets no index
+    if current is not None and not current.startswith(_INDEX_HEADER_START):
+        report.problems.append(
+            Problem(
+                index_path,
+                "hand-written index.md: memoryd compiles this file, so it was left alone; "
+                "move it out of the category folder to let memoryd generate it",
             )
-            continue
-        text = render_category_index(category, source.in_category(category))
-        if text != current and _write(index_path, text):
-            report.written.append(index_path)
+        )
+        return
+    text = render_category_index(category, source.in_category(category))
+    if text != current and _write(index_path, text):
+        report.written.append(index_path)
 
-    blocks = render_blocks(summary, source.listed())
+
+def _compile_root_md(root: MemoryRoot, source: IndexedRoot, report: CompileReport) -> None:
+    """Bring ROOT.md's generated blocks up to date, keeping everything else byte for byte."""
+    blocks = render_blocks(source.summary(), source.listed())
     root_file = root.root_file
     try:
         current = _read_text(root_file)
@@ -421,6 +372,23 @@ def compile_report(
         if text != current and _write(root_file, text):
             report.written.append(root_file)
 
+
+def compile_report(root: MemoryRoot, index: SearchIndex, *, categories: Iterable[str] | None = None) -> CompileReport:
+    """Compile one root from the search index and say what was written and left alone.
+
+    The caller keeps the index current (see `sync_and_compile`). `categories` limits
+    which index.md files are re-rendered (the daemon passes the categories that
+    changed); ROOT.md is always brought up to date.
+    """
+    report = CompileReport(root)
+    if not root.exists():
+        return report
+    source = IndexedRoot(index, root)
+    wanted = None if categories is None else set(categories)
+    for category in category_folders(root):
+        if wanted is None or category in wanted:
+            _compile_index_md(root, category, source, report)
+    _compile_root_md(root, source, report)
     for problem in report.problems:
         log_problem(problem)
     if report.written:
@@ -428,23 +396,38 @@ def compile_report(
     return report
 
 
-def compile_root(
-    root: MemoryRoot,
-    memories: Iterable[Compilable] | None = None,
-    *,
-    index: SearchIndex | None = None,
-    categories: Iterable[str] | None = None,
-) -> list[Path]:
-    """Compile one root; return the files actually written (empty when nothing changed)."""
-    return compile_report(root, memories, index=index, categories=categories).written
+def compile_root(root: MemoryRoot, index: SearchIndex, *, categories: Iterable[str] | None = None) -> list[Path]:
+    """Compile one root from the index; return the files actually written (none when nothing changed)."""
+    return compile_report(root, index, categories=categories).written
 
 
-def compile_all(roots: Iterable[MemoryRoot], *, index: SearchIndex | None = None) -> list[CompileReport]:
-    """Compile every root; one root's failure is reported without stopping the others."""
+@dataclass
+class Refresh:
+    """What one sync-and-compile did: index entries changed, and the compile's report."""
+
+    changed: int
+    compiled: CompileReport
+
+
+def sync_and_compile(index: SearchIndex, root: MemoryRoot, *, everything: bool = True) -> Refresh:
+    """Bring a root's index entries up to date with its files, then compile it from the index.
+
+    The one "sync then compile" of memoryd (CLI compile, the daemon, distill). With
+    `everything` False (the daemon's per-event pass) only the categories whose memories
+    changed get their index.md rewritten; a sync that changed nothing (index.md deleted,
+    ROOT.md edited) still recompiles the whole tree, from the index.
+    """
+    synced = index.sync_root_report(root)
+    categories = synced.categories if synced.changed and not everything else None
+    return Refresh(synced.changed, compile_report(root, index, categories=categories))
+
+
+def compile_all(roots: Iterable[MemoryRoot], index: SearchIndex) -> list[CompileReport]:
+    """Sync and compile every root; one root's failure is reported without stopping the others."""
     reports = []
     for root in roots:
         try:
-            reports.append(compile_report(root, index=index))
+            reports.append(sync_and_compile(index, root).compiled)
         except OSError as exc:
             report = CompileReport(root, problems=[Problem(root.path, f"compile failed: {exc}")])
             log_problem(report.problems[0])

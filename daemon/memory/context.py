@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.memory.index import SearchIndex
-from daemon.memory.tree import Memory, MemoryRoot, project_root_of
+from daemon.memory.roots import MemoryRoot, project_root_of
+from daemon.memory.tree import Memory
 
 if TYPE_CHECKING:
-    from daemon.memory.commands import Workspace
+    from daemon.memory.workspace import Workspace
 
 PAYLOAD_VERSION = 1  # of the JSON the plugin reads; the plugin ignores payloads of another
 FENCE = "memoryd-context"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from daemon.files import TEMP_PREFIX, write_if_changed
-from daemon.memory.tree import EXPIRED_DIR, STATE_FILE, MemoryRoot
+from daemon.memory.roots import EXPIRED_DIR, STATE_FILE, MemoryRoot
 
 GITIGNORE = ".gitignore"
 BEGIN = "# memoryd:begin (generated: memoryd's per-machine files, kept out of git)"

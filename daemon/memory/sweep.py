@@ -20,7 +20,8 @@ from pathlib import Path
 from daemon.files import ensure_dir
 from daemon.memory.compile import compile_root
 from daemon.memory.index import SearchIndex
-from daemon.memory.tree import Memory, MemoryRoot, Problem, scan
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.tree import Memory, Problem
 
 log = logging.getLogger("memoryd.memory.sweep")
 
@@ -163,12 +164,12 @@ def sweep(
     keep_expired_days: int,
     opencode_memory_db: Path | None,
     *,
-    index: SearchIndex | None = None,
+    index: SearchIndex,
 ) -> SweepReport:
     """Move expired memories out, purge old expired files, sweep the opencode-memory store.
 
-    With an `index`, expiry dates come from it (no full parse of the trees) and moved
-    files leave it at once. One root's failure does not stop the others.
+    Expiry dates come from the search index (synced first, no full parse of the trees)
+    and moved files leave it at once. One root's failure does not stop the others.
     """
     report = SweepReport()
     for root in roots:
@@ -179,18 +180,12 @@ def sweep(
             report.problems.append(Problem(root.expired_dir, "is a symlink: replace it with a folder to sweep"))
             continue
         try:
-            if index is not None:
-                index.sync_root(root)
-                moved = _move_expired(root, plan_expired(index.expired(root, now), now), now, report)
-                for path in moved:
-                    index.remove_file(path)
-                moved_from = {path.parent.name for path in moved}
-                report.compiled.extend(compile_root(root, index=index, categories=moved_from))
-            else:
-                memories = scan(root)[0]
-                moved = _move_expired(root, plan_expired(memories, now), now, report)
-                gone = set(moved)
-                report.compiled.extend(compile_root(root, [m for m in memories if m.path not in gone]))
+            index.sync_root(root)
+            moved = _move_expired(root, plan_expired(index.expired(root, now), now), now, report)
+            for path in moved:
+                index.remove_file(path)
+            moved_from = {path.parent.name for path in moved}
+            report.compiled.extend(compile_root(root, index, categories=moved_from))
             _purge(root, now, keep_expired_days, report)
         except OSError as exc:
             report.problems.append(Problem(root.path, f"sweep failed: {exc.strerror or exc}"))

@@ -138,8 +138,8 @@ class ContextServer:
 
     def context(self, directory: str | None, prompt: str) -> dict[str, Any]:
         """The payload for a session in `directory` with this first prompt."""
-        from daemon.memory.commands import open_workspace
         from daemon.memory.context import context_payload
+        from daemon.memory.workspace import open_workspace
 
         settings, paths = self._settings()
         key = (directory, prompt, id(settings))

@@ -12,10 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.config import Paths, Settings
 from daemon.logs import get_logger
 from daemon.timefmt import iso
+
+if TYPE_CHECKING:
+    from daemon.memory.roots import MemoryRoot
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Jobs:
         self._opened_identity: tuple[int, int] | None = None
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
+        self._roots: dict[Path, MemoryRoot] = {}
 
     def _open_index(self):  # noqa: ANN202 - SearchIndex, imported lazily
         """Open index.db; a corrupt or foreign one is moved aside and rebuilt from the trees.
@@ -188,31 +193,29 @@ class Jobs:
 
     def roots(self) -> list:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
-        from daemon.memory.tree import discover_roots
+        from daemon.memory.roots import discover_roots
 
-        return discover_roots(self.settings, self.paths, [Path(d) for d in sorted(self._project_dirs)])
+        roots = discover_roots(self.settings, self.paths, [Path(d) for d in sorted(self._project_dirs)])
+        self._roots = {root.path: root for root in roots}
+        return roots
 
     def refresh_tree(self, root_path: Path) -> None:
-        """Bring a tree's search entries up to date, then recompile what they touched.
-
-        Only the categories whose memories changed get their index.md rewritten; an
-        event that changed no memory (index.md deleted, ROOT.md edited) recompiles all
-        of the tree, from the index rather than the files.
-        """
-        from daemon.memory.compile import compile_root
+        """Bring a tree's search entries up to date, then recompile what they touched."""
+        from daemon.memory.compile import sync_and_compile
         from daemon.memory.gitignore import ensure_gitignore
 
-        root = next((r for r in self.roots() if r.path == root_path), None)
-        if root is None or self._stop.is_set():  # stopping: nothing more is written
+        # Roots found by the last discovery: an event does not walk every project up to .git.
+        root = self._roots.get(root_path) or next((r for r in self.roots() if r.path == root_path), None)
+        if root is None or not root.exists() or self._stop.is_set():  # stopping: nothing more is written
             return
-        synced = self.index.sync_root_report(root)
-        categories = synced.categories if synced.changed else None
-        written = compile_root(root, index=self.index, categories=categories)
+        done = sync_and_compile(self.index, root, everything=False)
+        written = done.compiled.written
         if ensure_gitignore(root):
             written.append(root.path / ".gitignore")
-        if written or synced.changed:
+        self.log.debug("tree.pass", root=str(root.path), index_changes=done.changed, written=len(written))
+        if written or done.changed:
             self.log.info(
-                "tree.refreshed", root=str(root.path), written=[str(p) for p in written], index_changes=synced.changed
+                "tree.refreshed", root=str(root.path), written=[str(p) for p in written], index_changes=done.changed
             )
 
     # -- sweep -----------------------------------------------------------------------

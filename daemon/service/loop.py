@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import ConfigError, Paths, Settings, load_settings
-from daemon.files import is_temp_file
 from daemon.logs import get_logger
+from daemon.memory.roots import MemoryRoot, classify_path
 from daemon.service.queue import WorkQueue
 from daemon.state import StateFenced
 
@@ -363,14 +363,14 @@ class Daemon:
         """Watch every memory root that exists now; stop watching ones that are gone."""
         if self._observer is None or self.jobs is None:
             return
-        wanted = {str(root.path) for root in self.jobs.roots() if root.path.is_dir()}
+        wanted = {str(root.path): root for root in self.jobs.roots() if root.path.is_dir()}
         db_folder = str(self.paths.opencode_db.parent)
         with self._watch_lock:
             for path in list(self._watched):
                 if path != db_folder and path not in wanted:
                     self._observer.unschedule(self._watched.pop(path))
-            for path in sorted(wanted - set(self._watched)):
-                handler = _TreeEvents(Path(path), self._on_tree_event)
+            for path in sorted(wanted.keys() - set(self._watched)):
+                handler = _TreeEvents(wanted[path], self._on_tree_event)
                 self._watched[path] = self._observer.schedule(handler, path, recursive=True)
                 self.queue.mark(TREE + path)
                 self.log.info("tree.watching", root=path)
@@ -453,29 +453,46 @@ class _DatabaseEvents:
 
 
 class _TreeEvents:
-    """watchdog handler: a Markdown change under a memory root means "recompile it"."""
+    """watchdog handler: a change to a memory (not to compiled output) means "refresh the tree"."""
 
-    def __init__(self, root: Path, callback: Callable[[Path], None]) -> None:
+    def __init__(self, root: MemoryRoot, callback: Callable[[Path], None]) -> None:
         self.root = root
         self.callback = callback
 
     def dispatch(self, event: Any) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
-        for raw in (event.src_path, getattr(event, "dest_path", "")):
-            if raw and _relevant(self.root, Path(os.fsdecode(raw))):
-                self.callback(self.root)
-                return
+        if _relevant(self.root, event):
+            self.callback(self.root.path)
 
 
-def _relevant(root: Path, path: Path) -> bool:
+def _relevant(root: MemoryRoot, event: Any) -> bool:
+    """True when an event can change what the tree's index or compiled files should hold.
+
+    compile's own writes (index.md, ROOT.md, renamed into place from a hidden temp file)
+    and a folder's "modified" (any file in it changed) are echoes, never work; a deleted
+    compiled file is, since compile puts it back.
+    """
+    if event.event_type in ("opened", "closed_no_write") or (event.is_directory and event.event_type == "modified"):
+        return False
+    for raw in (event.src_path, getattr(event, "dest_path", "")):
+        if not raw:
+            continue
+        path = Path(os.fsdecode(raw))
+        if event.is_directory:
+            if _is_category_folder(root, path):
+                return True
+            continue
+        what = classify_path(root, path)
+        if what == "memory" or (what == "compiled" and event.event_type == "deleted"):
+            return True
+    return False
+
+
+def _is_category_folder(root: MemoryRoot, path: Path) -> bool:
     try:
-        parts = path.relative_to(root).parts
+        parts = path.relative_to(root.path).parts
     except ValueError:
         return False
-    if not parts or parts[0] == ".expired" or any(p.startswith(".") and p != ".memory" for p in parts):
-        return False
-    return path.suffix == ".md" and not is_temp_file(path) or path.suffix == ""
+    return len(parts) == 1 and not parts[0].startswith(".")
 
 
 def _default_jobs(settings: Settings, paths: Paths) -> Any:

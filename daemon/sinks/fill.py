@@ -11,17 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from daemon.memory.tree import (
-    Memory,
-    MemoryFileError,
-    MemoryRoot,
-    ScanCache,
-    content_hash,
-    scan,
-    split_document,
-)
+from daemon.memory.frontmatter import MemoryFileError, split_document
+from daemon.memory.index import SearchIndex
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.tree import Memory, content_hash
 from daemon.sinks.outbox import DELETE, PUT, Entry, Outbox
 
 NOTE_KIND = "session"
@@ -67,10 +63,15 @@ def wanted(memory: Memory, include_memories: bool) -> bool:
 class Filler:
     """Compares the trees with the outbox and the delivery records; queues the difference."""
 
-    def __init__(self, outbox: Outbox, include_memories: bool) -> None:
+    def __init__(self, outbox: Outbox, include_memories: bool, index: SearchIndex | None = None) -> None:
         self.outbox = outbox
         self.include_memories = include_memories
-        self.cache = ScanCache()  # this filler's own: the daemon's worker scans with another
+        # Trees are read through a search index: by default this filler's own, in memory,
+        # so the sink's thread never shares a connection with the daemon's worker.
+        self.index = index or SearchIndex(Path(":memory:"))
+
+    def close(self) -> None:
+        self.index.close()
 
     def fill(self, roots: Iterable[MemoryRoot], force: bool = False) -> FillReport:
         """Queue puts for new or changed documents and deletes for vanished ones.
@@ -85,7 +86,8 @@ class Filler:
             if not root.exists():
                 continue
             seen_roots.add(root.key)
-            memories, problems = scan(root, self.cache)
+            self.index.sync_root(root)
+            memories, problems = self.index.memories(root), self.index.problems(root)
             report.problems += [str(p) for p in problems]
             for memory in memories:
                 if wanted(memory, self.include_memories):

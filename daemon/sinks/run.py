@@ -20,7 +20,7 @@ def enabled(settings: Settings) -> bool:
 
 def sink_roots(settings: Settings, paths: Paths, state: StateDB) -> list:
     """The trees whose notes go out: global, configured, and every project a session ran in."""
-    from daemon.memory.tree import discover_roots
+    from daemon.memory.roots import discover_roots
 
     return discover_roots(settings, paths, [Path(d) for d in sorted(state.project_dirs())])
 
@@ -52,12 +52,13 @@ class Sink:
         self.settings, self.paths, self.state = settings, paths, state
         config = settings.sinks.cognee
         self.outbox = Outbox(state)
-        self.filler = Filler(self.outbox, config.include_memories)
+        self.filler = Filler(self.outbox, config.include_memories)  # reads trees through its own index
         self.client = CogneeClient(config)
         self.deliverer = Deliverer(self.outbox, self.client, config)
 
     def close(self) -> None:
         self.client.close()
+        self.filler.close()
 
     def fill(self, force: bool = False):
         return self.filler.fill(sink_roots(self.settings, self.paths, self.state), force=force)

@@ -9,9 +9,9 @@ from textwrap import dedent
 
 import pytest
 
-from daemon.memory.commands import Workspace
 from daemon.memory.index import SearchIndex
-from daemon.memory.tree import MemoryRoot
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.workspace import Workspace
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 

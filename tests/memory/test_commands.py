@@ -8,23 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from daemon.memory.checks import parse_expiry
 from daemon.memory.commands import (
     INVENTORY_CHARS,
-    InvalidInput,
-    MemoryNotFound,
-    SecretRefused,
-    Workspace,
     delete_memories,
     forget_by_id,
     forget_by_query,
     inspect,
     inventory,
     list_memories,
-    parse_expiry,
     recall,
     remember,
 )
-from daemon.memory.tree import MemoryRoot, read_memory, split_document
+from daemon.memory.frontmatter import split_document
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.tree import read_memory
+from daemon.memory.workspace import InvalidInput, MemoryNotFound, SecretRefused, Workspace
 
 from .conftest import NOW, write_memory
 
@@ -359,3 +358,27 @@ def test_remember_never_overwrites_a_session_note_with_the_same_title(ws):
     assert note.read_text() == original
     assert saved.created and saved.moved_from is None
     assert saved.memory.path != note and saved.memory.path.parent.name == "gotcha"
+
+
+def test_remember_reads_and_parses_the_file_it_updates_at_most_twice(ws, monkeypatch):
+    import daemon.memory.commands as commands_module
+    import daemon.memory.frontmatter as frontmatter_module
+
+    first = remember(ws, kind="fact", title="Ollama port", body="11434")
+    parsed: list[str] = []
+    real_split = frontmatter_module.split_document
+
+    def counting_split(text: str):
+        parsed.append(text)
+        return real_split(text)
+
+    monkeypatch.setattr(frontmatter_module, "split_document", counting_split)
+    monkeypatch.setattr(commands_module, "split_document", counting_split)
+    second = remember(ws, kind="fact", title="Ollama port", body="11434, also on the CI runner")
+    # Once to read the current file, once to check the rewrite reads back; the index
+    # takes the memory from that parse instead of reading the file again.
+    assert len(parsed) == 2
+    assert second.memory.id == first.memory.id and not second.created
+    assert "CI runner" in second.memory.body
+    assert [m.path for m in ws.index.find_by_title(first.memory.root, "Ollama port")] == [first.memory.path]
+    assert recall(ws, "runner").hits[0].memory.id == first.memory.id

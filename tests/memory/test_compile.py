@@ -7,12 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from daemon.memory.compile import compile_all, compile_report, compile_root
-from daemon.memory.tree import MemoryRoot
+from daemon.memory.compile import compile_all, compile_root, sync_and_compile
+from daemon.memory.roots import MemoryRoot
 
 from .conftest import write_memory
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+def compile_tree(index, root):
+    """What `memoryd compile` does for one root: sync the index, compile from it; the files written."""
+    return sync_and_compile(index, root).compiled.written
 
 
 def assert_golden(actual: str, name: str) -> None:
@@ -64,9 +69,9 @@ def build_tree(root: Path) -> None:
     (root / "assets").mkdir()  # a folder without memories gets no index
 
 
-def test_compile_output_matches_the_golden_files(global_root):
+def test_compile_output_matches_the_golden_files(index, global_root):
     build_tree(global_root.path)
-    written = compile_root(global_root)
+    written = compile_tree(index, global_root)
     root = global_root.path
     assert set(written) == {
         root / "ROOT.md",
@@ -84,37 +89,37 @@ def test_compile_output_matches_the_golden_files(global_root):
 def test_compiling_from_the_index_gives_the_same_bytes(global_root, index):
     build_tree(global_root.path)
     index.sync_root(global_root)
-    compile_root(global_root, index=index)
+    compile_root(global_root, index)
     root = global_root.path
     assert_golden((root / "ROOT.md").read_text(), "ROOT.md")
     assert_golden((root / "decision/index.md").read_text(), "decision-index.md")
-    assert compile_root(global_root) == []  # and a scan agrees: nothing to rewrite
+    assert compile_tree(index, global_root) == []  # and a full sync agrees: nothing to rewrite
 
 
 def test_limiting_categories_rewrites_only_those_and_root_md(global_root, index):
     build_tree(global_root.path)
     index.sync_root(global_root)
-    compile_root(global_root, index=index)
+    compile_root(global_root, index)
     write_memory(global_root.path, "decision/new.md", "title: New decision")
     write_memory(global_root.path, "gotcha/new.md", "title: New gotcha")
     index.sync_root(global_root)
-    written = compile_root(global_root, index=index, categories={"decision"})
+    written = compile_root(global_root, index, categories={"decision"})
     assert written == [global_root.path / "decision/index.md", global_root.path / "ROOT.md"]
     assert "New gotcha" not in (global_root.path / "gotcha/index.md").read_text()
     assert "| [gotcha](gotcha/index.md) | 3 |" in (global_root.path / "ROOT.md").read_text()
 
 
-def test_second_compile_writes_nothing(global_root):
+def test_second_compile_writes_nothing(index, global_root):
     build_tree(global_root.path)
-    compile_root(global_root)
+    compile_tree(index, global_root)
     stamps = {p: p.stat().st_mtime_ns for p in global_root.path.rglob("*.md")}
-    assert compile_root(global_root) == []
+    assert compile_tree(index, global_root) == []
     assert {p: p.stat().st_mtime_ns for p in global_root.path.rglob("*.md")} == stamps
 
 
-def test_hand_written_parts_of_root_md_survive_exactly(global_root):
+def test_hand_written_parts_of_root_md_survive_exactly(index, global_root):
     build_tree(global_root.path)
-    compile_root(global_root)
+    compile_tree(index, global_root)
     root_md = global_root.path / "ROOT.md"
     text = root_md.read_text()
     mine_top = "# My memory\n\n## Goals\n\n- Ship v2 without downtime.\n\n## Rules I wrote\n\n1. Never push on Fridays.\n\n"
@@ -125,7 +130,7 @@ def test_hand_written_parts_of_root_md_survive_exactly(global_root):
     root_md.write_text(root_md.read_text().replace("| Category |", "| Hacked |"))
     write_memory(global_root.path, "lesson/retry.md", "title: Retry with backoff")
 
-    assert compile_root(global_root) == [global_root.path / "lesson/index.md", root_md]
+    assert compile_tree(index, global_root) == [global_root.path / "lesson/index.md", root_md]
 
     result = root_md.read_text()
     assert result.startswith(mine_top)
@@ -134,9 +139,9 @@ def test_hand_written_parts_of_root_md_survive_exactly(global_root):
     assert "[lesson](lesson/index.md) | 1 |" in result
 
 
-def test_missing_root_md_is_created_with_blocks_and_empty_goals(project_root):
+def test_missing_root_md_is_created_with_blocks_and_empty_goals(index, project_root):
     write_memory(project_root.path, "fact/a.md", "title: A")
-    compile_root(project_root)
+    compile_tree(index, project_root)
     text = (project_root.path / "ROOT.md").read_text()
     assert text.startswith("# Memory: app\n")
     assert "## Goals\n\n<!-- memoryd:begin registry" in text
@@ -144,10 +149,10 @@ def test_missing_root_md_is_created_with_blocks_and_empty_goals(project_root):
         assert f"<!-- memoryd:begin {name} " in text and f"<!-- memoryd:end {name} -->" in text
 
 
-def test_a_block_deleted_by_hand_comes_back_at_the_end(global_root):
+def test_a_block_deleted_by_hand_comes_back_at_the_end(index, global_root):
     write_memory(global_root.path, "fact/a.md", "title: A\nscenarios: [x]")
     (global_root.path / "ROOT.md").write_text("# Mine\n\nOnly my text.\n")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     text = (global_root.path / "ROOT.md").read_text()
     assert text.startswith("# Mine\n\nOnly my text.\n\n<!-- memoryd:begin registry")
     assert "| x | [A](fact/a.md) |" in text
@@ -170,15 +175,15 @@ def swap_lines(text: str, first: str, second: str) -> str:
     ],
     ids=["unpaired", "duplicated", "end-before-begin"],
 )
-def test_damaged_markers_leave_root_md_alone_and_say_so(global_root, damage):
+def test_damaged_markers_leave_root_md_alone_and_say_so(index, global_root, damage):
     write_memory(global_root.path, "fact/a.md", "title: A")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     root_md = global_root.path / "ROOT.md"
     broken = damage(root_md.read_text())
     root_md.write_text(broken)
     write_memory(global_root.path, "fact/b.md", "title: B")
 
-    report = compile_report(global_root)
+    report = sync_and_compile(index, global_root).compiled
 
     assert root_md.read_text() == broken
     assert root_md not in report.written
@@ -186,47 +191,47 @@ def test_damaged_markers_leave_root_md_alone_and_say_so(global_root, damage):
     assert "marker" in report.problems[0].reason
 
 
-def test_hand_written_index_md_is_not_overwritten(global_root):
+def test_hand_written_index_md_is_not_overwritten(index, global_root):
     write_memory(global_root.path, "fact/a.md", "title: A")
     mine = global_root.path / "fact" / "index.md"
     mine.write_text("# My own index\n")
-    report = compile_report(global_root)
+    report = sync_and_compile(index, global_root).compiled
     assert mine.read_text() == "# My own index\n"
     assert report.problems and "hand-written index.md" in report.problems[0].reason
 
 
-def test_index_of_an_emptied_category_says_so(global_root):
+def test_index_of_an_emptied_category_says_so(index, global_root):
     memory = write_memory(global_root.path, "fact/a.md", "title: A")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     memory.unlink()
-    compile_root(global_root)
+    compile_tree(index, global_root)
     assert "_No memories in this folder._" in (global_root.path / "fact/index.md").read_text()
     assert "_No memories yet" in (global_root.path / "ROOT.md").read_text()
 
 
-def test_compiled_files_keep_the_mode_a_person_gave_them(global_root):
+def test_compiled_files_keep_the_mode_a_person_gave_them(index, global_root):
     write_memory(global_root.path, "fact/a.md", "title: A")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     root_md = global_root.path / "ROOT.md"
     root_md.chmod(0o644)
     write_memory(global_root.path, "fact/b.md", "title: B")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     assert root_md.stat().st_mode & 0o777 == 0o644
 
 
-def test_compile_all_skips_missing_roots_and_compiles_the_rest(global_root, tmp_path):
+def test_compile_all_skips_missing_roots_and_compiles_the_rest(index, global_root, tmp_path):
     write_memory(global_root.path, "fact/a.md", "title: A")
     missing = MemoryRoot(tmp_path / "nowhere" / ".memory", "project")
-    reports = compile_all([missing, global_root])
+    reports = compile_all([missing, global_root], index)
     assert reports[0].written == [] and not missing.path.exists()
     assert global_root.path / "ROOT.md" in reports[1].written
 
 
-def test_a_crlf_root_md_keeps_its_line_endings(global_root):
+def test_a_crlf_root_md_keeps_its_line_endings(index, global_root):
     write_memory(global_root.path, "fact/a.md", "title: A")
     (global_root.path / "ROOT.md").write_bytes(b"# Mine\r\n\r\nWindows text.\r\n")
-    compile_root(global_root)
+    compile_tree(index, global_root)
     data = (global_root.path / "ROOT.md").read_bytes()
     assert data.startswith(b"# Mine\r\n\r\nWindows text.\r\n")
     assert b"\n" not in data.replace(b"\r\n", b"")
-    assert compile_root(global_root) == []
+    assert compile_tree(index, global_root) == []

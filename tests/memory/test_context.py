@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from daemon.memory.commands import Workspace
 from daemon.memory.context import Budgets, build_context, context_payload
 from daemon.memory.index import SearchIndex
-from daemon.memory.tree import MemoryRoot
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.workspace import Workspace
 from tests.memory.conftest import NOW, write_memory
 
 

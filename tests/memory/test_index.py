@@ -11,7 +11,7 @@ import pytest
 
 from daemon.memory import tokenize
 from daemon.memory.index import SearchIndex
-from daemon.memory.tree import MemoryRoot
+from daemon.memory.roots import MemoryRoot
 
 from .conftest import NOW, write_memory
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.memory.compile import compile_root
+from daemon.memory.compile import sync_and_compile
 from daemon.memory.sweep import plan_expired, sweep
 
 from .conftest import NOW, write_memory
@@ -58,13 +58,13 @@ def make_store(path: Path, rows: list[tuple[str, int | None]]) -> Path:
 
 
 @pytest.fixture
-def expiring(global_root):
+def expiring(global_root, index):
     root = global_root.path
     write_memory(root, "fact/outage.md", "title: CI outage\nexpires: 2025-05-31", "the runner is down")
     write_memory(root, "fact/later.md", "title: Later\nexpires: 2025-07-01")
     write_memory(root, "fact/forever.md", "title: Forever")
     write_memory(root, "fact/today.md", "title: Today\nexpires: 2025-06-01")  # through the end of today
-    compile_root(global_root)
+    sync_and_compile(index, global_root)
     return global_root
 
 
@@ -81,46 +81,45 @@ def test_expired_files_move_to_expired_and_the_tree_is_recompiled(expiring, inde
     assert sorted(m.title for m in index.memories(expiring)) == ["Forever", "Later", "Today"]
 
 
-def test_sweep_without_an_index_scans_the_tree(expiring):
-    report = sweep([expiring], NOW, 30, None)
+def test_sweep_finds_files_the_index_has_not_seen_yet(global_root, index):
+    write_memory(global_root.path, "fact/outage.md", "title: CI outage\nexpires: 2025-05-31")
+    report = sweep([global_root], NOW, 30, None, index=index)
     assert [src.name for src, _ in report.moved] == ["outage.md"]
 
 
-def test_a_name_taken_in_expired_gets_a_suffix(expiring):
+def test_a_name_taken_in_expired_gets_a_suffix(index, expiring):
     write_memory(expiring.path, ".expired/fact/outage.md", "title: Earlier outage")
-    report = sweep([expiring], NOW, 30, None)
+    report = sweep([expiring], NOW, 30, None, index=index)
     assert report.moved[0][1] == expiring.path / ".expired/fact/outage-2.md"
     assert (expiring.path / ".expired/fact/outage.md").read_text().count("Earlier outage") == 1
 
 
-def test_expired_files_are_purged_after_keep_days(expiring):
-    sweep([expiring], NOW, 30, None)
+def test_expired_files_are_purged_after_keep_days(index, expiring):
+    sweep([expiring], NOW, 30, None, index=index)
     moved = expiring.path / ".expired/fact/outage.md"
     assert moved.stat().st_mtime == NOW.timestamp()  # the purge clock starts at the move
-    assert sweep([expiring], NOW + timedelta(days=29), 30, None).purged == []
+    assert sweep([expiring], NOW + timedelta(days=29), 30, None, index=index).purged == []
     assert moved.exists()
-    report = sweep([expiring], NOW + timedelta(days=31), 30, None)
+    report = sweep([expiring], NOW + timedelta(days=31), 30, None, index=index)
     assert moved in report.purged and not moved.exists()
     # Today and Later expired meanwhile and were moved by those sweeps: not purged yet.
     assert sorted(p.name for p in (expiring.path / ".expired/fact").iterdir()) == ["later.md", "today.md"]
-    sweep([expiring], NOW + timedelta(days=70), 30, None)
+    sweep([expiring], NOW + timedelta(days=70), 30, None, index=index)
     assert not (expiring.path / ".expired/fact").exists()  # emptied folders go too
 
 
-def test_plan_expired_is_pure_and_ordered(expiring):
-    from daemon.memory.tree import scan
-
-    memories, _ = scan(expiring, cache=None)
+def test_plan_expired_is_pure_and_ordered(expiring, index):
+    memories = index.memories(expiring)
     assert [m.title for m in plan_expired(memories, NOW + timedelta(days=40))] == ["CI outage", "Today", "Later"]
 
 
-def test_opencode_memory_store_loses_expired_rows_and_their_fts(tmp_path, global_root):
+def test_opencode_memory_store_loses_expired_rows_and_their_fts(index, tmp_path, global_root):
     now_ms = int(NOW.timestamp() * 1000)
     store = make_store(
         tmp_path / "data" / "opencode-memory" / "memory.db",
         [("gone one", now_ms - 1), ("gone two", now_ms), ("kept", now_ms + 1), ("no expiry", None)],
     )
-    report = sweep([global_root], NOW, 30, store)
+    report = sweep([global_root], NOW, 30, store, index=index)
 
     assert report.store == store and report.store_deleted == 2
     db = sqlite3.connect(store)
@@ -131,15 +130,15 @@ def test_opencode_memory_store_loses_expired_rows_and_their_fts(tmp_path, global
     db.close()
 
 
-def test_absent_store_is_off_and_a_foreign_file_is_reported_untouched(tmp_path, global_root):
-    assert sweep([global_root], NOW, 30, tmp_path / "missing.db").store is None
+def test_absent_store_is_off_and_a_foreign_file_is_reported_untouched(index, tmp_path, global_root):
+    assert sweep([global_root], NOW, 30, tmp_path / "missing.db", index=index).store is None
     foreign = tmp_path / "foreign.db"
     db = sqlite3.connect(foreign)
     db.execute("CREATE TABLE notes (x)")
     db.commit()
     db.close()
     before = foreign.read_bytes()
-    report = sweep([global_root], NOW, 30, foreign)
+    report = sweep([global_root], NOW, 30, foreign, index=index)
     assert report.store_deleted == 0
     assert "expires_at" in report.problems[0].reason
     assert foreign.read_bytes() == before
@@ -161,7 +160,7 @@ def test_a_locked_store_is_reported_not_fatal(tmp_path, global_root):
     assert sweep_opencode_memory(store, NOW) == 1
 
 
-def test_a_symlink_in_expired_is_removed_not_followed(global_root, tmp_path):
+def test_a_symlink_in_expired_is_removed_not_followed(index, global_root, tmp_path):
     target = tmp_path / "precious.md"
     target.write_text("keep me")
     folder = global_root.path / ".expired" / "fact"
@@ -170,15 +169,15 @@ def test_a_symlink_in_expired_is_removed_not_followed(global_root, tmp_path):
     link.symlink_to(target)
     old = (NOW - timedelta(days=90)).timestamp()
     os.utime(link, (old, old), follow_symlinks=False)
-    report = sweep([global_root], NOW, 30, None)
+    report = sweep([global_root], NOW, 30, None, index=index)
     assert link in report.purged and target.read_text() == "keep me"
 
 
-def test_an_expired_folder_that_is_a_symlink_is_refused(expiring, tmp_path):
+def test_an_expired_folder_that_is_a_symlink_is_refused(index, expiring, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (expiring.path / ".expired").symlink_to(elsewhere, target_is_directory=True)
-    report = sweep([expiring], NOW, 30, None)
+    report = sweep([expiring], NOW, 30, None, index=index)
     assert report.moved == [] and (expiring.path / "fact/outage.md").exists()
     assert list(elsewhere.iterdir()) == []
     assert "symlink" in report.problems[0].reason

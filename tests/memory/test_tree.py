@@ -9,21 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from daemon.memory.tree import (
-    MemoryFileError,
-    MemoryRoot,
-    ScanCache,
-    classify_path,
-    edit_memory,
-    parse_time,
-    project_root_of,
-    read_memory,
-    render_memory,
-    scan,
-    split_document,
-)
+from daemon.memory.frontmatter import MemoryFileError, edit_memory, parse_time, render_memory, split_document
+from daemon.memory.roots import MemoryRoot, classify_path, project_root_of
+from daemon.memory.tree import read_memory
 
 from .conftest import write_memory
+
+
+def synced(index, root):
+    """The memories and problems of a root as memoryd reads them: through the search index."""
+    index.sync_root(root)
+    return index.memories(root), index.problems(root)
 
 
 def test_fields_are_read_with_sensible_fallbacks(global_root):
@@ -90,7 +86,7 @@ def test_unusable_files_are_reported_with_the_reason(text, reason):
         split_document(text)
 
 
-def test_scan_skips_and_reports_broken_files_without_touching_them(global_root):
+def test_sync_skips_and_reports_broken_files_without_touching_them(index, global_root):
     good = write_memory(global_root.path, "fact/good.md", "title: Good")
     broken = global_root.path / "fact" / "broken.md"
     broken.write_text("---\ntitle: [oops\n---\n")
@@ -98,26 +94,26 @@ def test_scan_skips_and_reports_broken_files_without_touching_them(global_root):
     plain.write_text("no frontmatter here\n")
     before = {p: p.read_bytes() for p in (broken, plain)}
 
-    memories, problems = scan(global_root, cache=None)
+    memories, problems = synced(index, global_root)
 
     assert [m.path for m in memories] == [good]
     assert {p.path for p in problems} == {broken, plain}
     assert all(p.read_bytes() == data for p, data in before.items())
 
 
-def test_scan_ignores_compiled_hidden_and_nested_files(global_root):
+def test_sync_ignores_compiled_hidden_and_nested_files(index, global_root):
     write_memory(global_root.path, "fact/a.md", "title: A")
     (global_root.path / "fact" / "index.md").write_text("generated")
     (global_root.path / "ROOT.md").write_text("# root")
     write_memory(global_root.path, ".expired/fact/old.md", "title: Old")
     write_memory(global_root.path, ".git/x.md", "title: Git")
     write_memory(global_root.path, "fact/deeper/n.md", "title: Nested")
-    memories, problems = scan(global_root, cache=None)
+    memories, problems = synced(index, global_root)
     assert [m.title for m in memories] == ["A"]
     assert problems == []
 
 
-def test_symlinks_leaving_the_root_and_loops_are_reported_not_followed(global_root, tmp_path):
+def test_symlinks_leaving_the_root_and_loops_are_reported_not_followed(index, global_root, tmp_path):
     outside = write_memory(tmp_path / "outside", "secret.md", "title: Outside")
     folder = global_root.path / "fact"
     write_memory(global_root.path, "fact/real.md", "title: Real")
@@ -126,7 +122,7 @@ def test_symlinks_leaving_the_root_and_loops_are_reported_not_followed(global_ro
     (global_root.path / "linked").symlink_to(outside.parent, target_is_directory=True)
     (folder / "alias.md").symlink_to(folder / "real.md")
 
-    memories, problems = scan(global_root, cache=None)
+    memories, problems = synced(index, global_root)
 
     assert [m.title for m in memories] == ["Real"]  # the in-tree alias is the same file, listed once
     reasons = {p.path.name: p.reason for p in problems}
@@ -136,23 +132,22 @@ def test_symlinks_leaving_the_root_and_loops_are_reported_not_followed(global_ro
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_unreadable_file_is_reported(global_root):
+def test_unreadable_file_is_reported(index, global_root):
     path = write_memory(global_root.path, "fact/locked.md", "title: Locked")
     path.chmod(0)
     try:
-        _, problems = scan(global_root, cache=None)
+        _, problems = synced(index, global_root)
     finally:
         path.chmod(0o600)
     assert problems and "unreadable" in problems[0].reason
 
 
-def test_scan_cache_rereads_a_file_rewritten_with_the_same_size(global_root):
+def test_the_index_rereads_a_file_rewritten_with_the_same_size(index, global_root):
     path = write_memory(global_root.path, "fact/a.md", "title: AAAA")
-    cache = ScanCache()
-    assert scan(global_root, cache)[0][0].title == "AAAA"
+    assert synced(index, global_root)[0][0].title == "AAAA"
     path.write_text(path.read_text().replace("AAAA", "BBBB"))
     # Same size, possibly the same mtime tick: the racy-file rule still re-reads it.
-    assert scan(global_root, cache)[0][0].title == "BBBB"
+    assert synced(index, global_root)[0][0].title == "BBBB"
 
 
 def test_edit_keeps_unknown_fields_comments_and_order_byte_for_byte():
@@ -174,7 +169,7 @@ def test_edit_keeps_unknown_fields_comments_and_order_byte_for_byte():
     edited = edit_memory(original, {"title": "New: title", "updated": datetime(2025, 6, 1, tzinfo=UTC), "tags": ["x"]}, "New body.")
     assert edited == (
         "---\n"
-        "title: 'New: title'\n"
+        'title: "New: title"\n'
         "# a comment the owner wrote\n"
         "custom:\n"
         "  nested: [1, 2]   # odd spacing kept\n"
@@ -246,23 +241,23 @@ def test_classify_path_tells_the_watcher_what_matters(global_root):
         assert classify_path(global_root, ignored) == "ignored"
 
 
-def test_a_file_that_is_not_utf8_is_reported(global_root):
+def test_a_file_that_is_not_utf8_is_reported(index, global_root):
     path = global_root.path / "fact" / "latin1.md"
     path.parent.mkdir(parents=True)
     path.write_bytes("---\ntitle: café\n---\n".encode("latin-1"))
-    _, problems = scan(global_root, cache=None)
+    _, problems = synced(index, global_root)
     assert [(p.path, p.reason) for p in problems] == [(path, "not UTF-8 text")]
 
 
-def test_dates_yaml_cannot_build_are_broken_yaml_not_a_crash(global_root):
+def test_dates_yaml_cannot_build_are_broken_yaml_not_a_crash(index, global_root):
     path = write_memory(global_root.path, "fact/x.md", "title: X\ncreated: 2025-13-45")
-    _, problems = scan(global_root, cache=None)
+    _, problems = synced(index, global_root)
     assert problems and problems[0].path == path
 
 
 def test_roots_for_a_directory_are_global_then_its_project(home, worktree):
     from daemon.config import load_settings
-    from daemon.memory.tree import discover_roots, roots_for
+    from daemon.memory.roots import discover_roots, roots_for
 
     settings, paths = load_settings()
     (worktree / "src").mkdir()
@@ -278,13 +273,12 @@ def test_roots_for_a_directory_are_global_then_its_project(home, worktree):
     assert discover_roots(settings, paths, [worktree / "src"]) == [roots[1]]
 
 
-def test_a_broken_file_is_logged_once_per_process_not_on_every_rescan(global_root, caplog):
+def test_a_broken_file_is_logged_once_not_on_every_sync(index, global_root, caplog):
     broken = global_root.path / "fact" / "broken.md"
     broken.parent.mkdir(parents=True)
     broken.write_text("---\ntitle: [oops\n---\n")
-    cache = ScanCache()
     with caplog.at_level("WARNING", logger="memoryd.memory.tree"):
-        scan(global_root, cache)
-        scan(global_root, cache)
+        index.sync_root(global_root)
+        index.sync_root(global_root)
     warnings = [r for r in caplog.records if r.getMessage() == "memory.file_problem" and "broken.md" in r.path]
     assert len(warnings) == 1 and "broken YAML" in warnings[0].reason

@@ -90,7 +90,7 @@ def test_plugin_hooks_under_bun(home, bun: Path, short_dir: Path) -> None:
         gotcha.parent.mkdir(parents=True)
         gotcha.write_text("---\ntitle: Tabs in Makefiles\nkind: gotcha\nid: g1\n---\n\nRecipes need tabs.\n")
         from daemon.memory.index import SearchIndex
-        from daemon.memory.tree import MemoryRoot
+        from daemon.memory.roots import MemoryRoot
 
         with SearchIndex(paths.index_db) as index:  # what the daemon's worker does on the event
             index.sync_root(MemoryRoot(paths.global_root, "global"))

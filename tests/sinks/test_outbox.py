@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.memory.tree import MemoryRoot
+from daemon.memory.roots import MemoryRoot
 from daemon.sinks.fill import Filler
 from daemon.sinks.outbox import DELETE, PUT, Outbox
 from daemon.state import StateDB

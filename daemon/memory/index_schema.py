@@ -1,0 +1,91 @@
+"""The search index's SQLite schema: one row per memory, its token streams, FTS5 over them."""
+
+from __future__ import annotations
+
+from daemon.memory import tokenize
+
+SCHEMA_VERSION = 3  # 3: previews skip a session note's provenance line
+
+SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE root (path TEXT PRIMARY KEY, scope TEXT NOT NULL, synced_at REAL NOT NULL DEFAULT 0);
+-- One row per memory: the metadata recall filters and sorts on. Kept narrow so that
+-- joining thousands of full-text matches to it stays cheap.
+CREATE TABLE doc (
+    rowid       INTEGER PRIMARY KEY,
+    path        TEXT NOT NULL UNIQUE,
+    root        TEXT NOT NULL,
+    scope       TEXT NOT NULL,
+    category    TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    title       TEXT NOT NULL,
+    title_key   TEXT NOT NULL,
+    description TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    tags        TEXT NOT NULL,      -- JSON list
+    scenarios   TEXT NOT NULL,      -- JSON list
+    hard_rule   INTEGER NOT NULL,
+    created     TEXT,               -- ISO, UTC
+    updated     TEXT,
+    expires     TEXT,
+    expires_ts  REAL,               -- epoch seconds, for filtering
+    sort_ts     REAL NOT NULL,      -- updated, else created, else mtime: "newest first"
+    mtime       REAL NOT NULL,
+    hash        TEXT NOT NULL,
+    sig         TEXT NOT NULL       -- stat signature when last read; '' while too fresh to trust
+);
+CREATE INDEX doc_root_title ON doc (root, category, title_key);
+CREATE INDEX doc_id ON doc (id);
+-- The few memories ROOT.md lists, found without reading the whole tree's rows.
+CREATE INDEX doc_listed ON doc (root) WHERE scenarios != '[]' OR hard_rule = 1;
+-- The preview and the token streams, same rowid as doc: the FTS table's external content.
+CREATE TABLE doc_text (
+    rowid INTEGER PRIMARY KEY,
+    preview TEXT NOT NULL,
+    t_title TEXT NOT NULL, t_description TEXT NOT NULL, t_tags TEXT NOT NULL, t_body TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE doc_fts USING fts5(
+    t_title, t_description, t_tags, t_body,
+    content='doc_text', content_rowid='rowid',
+    tokenize="unicode61 remove_diacritics 2 tokenchars '_-./'"
+);
+CREATE TRIGGER doc_ad AFTER DELETE ON doc BEGIN
+    DELETE FROM doc_text WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER doc_text_ai AFTER INSERT ON doc_text BEGIN
+    INSERT INTO doc_fts (rowid, t_title, t_description, t_tags, t_body)
+    VALUES (new.rowid, new.t_title, new.t_description, new.t_tags, new.t_body);
+END;
+CREATE TRIGGER doc_text_ad AFTER DELETE ON doc_text BEGIN
+    INSERT INTO doc_fts (doc_fts, rowid, t_title, t_description, t_tags, t_body)
+    VALUES ('delete', old.rowid, old.t_title, old.t_description, old.t_tags, old.t_body);
+END;
+CREATE TRIGGER doc_text_au AFTER UPDATE ON doc_text BEGIN
+    INSERT INTO doc_fts (doc_fts, rowid, t_title, t_description, t_tags, t_body)
+    VALUES ('delete', old.rowid, old.t_title, old.t_description, old.t_tags, old.t_body);
+    INSERT INTO doc_fts (rowid, t_title, t_description, t_tags, t_body)
+    VALUES (new.rowid, new.t_title, new.t_description, new.t_tags, new.t_body);
+END;
+-- Files skipped or partly read; kind 'file' (from parsing) or 'tree' (symlinks, folders).
+CREATE TABLE problem (
+    path    TEXT NOT NULL,
+    root    TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    reason  TEXT NOT NULL,
+    skipped INTEGER NOT NULL,
+    sig     TEXT NOT NULL DEFAULT '',
+    seen_at REAL NOT NULL
+);
+CREATE INDEX problem_root ON problem (root, path);
+INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('tokenizer', '{tokenize.TOKENIZER_VERSION}');
+"""
+
+DOC_COLUMNS = (
+    "path, root, scope, category, id, title, title_key, description, kind, tags, scenarios, "
+    "hard_rule, created, updated, expires, expires_ts, sort_ts, mtime, hash, sig"
+)
+TEXT_COLUMNS = "preview, t_title, t_description, t_tags, t_body"
+SELECT = (
+    "d.path, d.root, d.scope, d.category, d.id, d.title, d.description, d.kind, d.tags, "
+    "d.scenarios, d.hard_rule, d.created, d.updated, d.expires, d.mtime, d.hash, d.sort_ts"
+)

@@ -1,0 +1,331 @@
+"""Reading the search index: the visible memories of a scope, BM25 search, what compile needs.
+
+`IndexQueries` is the read half of `SearchIndex` (kept apart to keep each file small);
+every query filters in SQL, so a recall over 10,000 memories reads a few rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from daemon.memory import tokenize
+from daemon.memory.frontmatter import parse_time
+from daemon.memory.index_schema import SELECT
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.tree import Memory, Problem, title_key
+
+# Field weights for BM25: a title hit counts most, then description and tags, then body.
+WEIGHTS = (4.0, 2.0, 2.0, 1.0)
+# How much a recall counter lifts a score: a small, logarithmic nudge, never a takeover.
+HIT_BOOST = 0.05
+MAX_TERM_SHARE = 0.2  # free-text search skips words held by more than this share of memories
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the memory (without body), its preview and its final score."""
+
+    memory: Memory
+    preview: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked hits and how they were found: every term ('strict'), any prefix, or not at all."""
+
+    hits: list[Hit]
+    mode: Literal["strict", "prefix", "none"]
+    terms: list[str]
+
+
+class IndexEntry(NamedTuple):
+    """What compiling needs of a memory, read from the index without parsing its file."""
+
+    category: str
+    filename: str
+    title: str
+    title_key: str
+    description: str
+    tags: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    hard_rule: bool
+
+    def relative_path(self) -> str:
+        return f"{self.category}/{self.filename}"
+
+
+def _json_list(text: str) -> tuple[str, ...]:
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+def _json_list(text: str) -> tuple[str, ...]:
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+class IndexQueries:
+    """The read-only queries of the search index (mixed into SearchIndex)."""
+
+    _db: sqlite3.Connection
+    _vocab: bool
+
+    def count(self, roots: Sequence[MemoryRoot] | None = None) -> int:
+        """Return the number of indexed memories (in `roots`, if given)."""
+        if roots is None:
+            return self._db.execute("SELECT count(*) FROM doc").fetchone()[0]
+        marks = ", ".join("?" * len(roots))
+        sql = f"SELECT count(*) FROM doc WHERE root IN ({marks})"
+        return self._db.execute(sql, [r.key for r in roots]).fetchone()[0]
+
+    def _memory(self, row: sqlite3.Row, roots: dict[str, MemoryRoot]) -> Memory:
+        root = roots.get(row["root"])
+        if root is None:
+            root = roots[row["root"]] = MemoryRoot(Path(row["root"]), row["scope"])
+        return Memory(
+            path=Path(row["path"]),
+            root=root,
+            category=row["category"],
+            id=row["id"],
+            title=row["title"],
+            description=row["description"],
+            kind=row["kind"],
+            tags=_json_list(row["tags"]),
+            scenarios=_json_list(row["scenarios"]),
+            hard_rule=bool(row["hard_rule"]),
+            created=parse_time(row["created"]),
+            updated=parse_time(row["updated"]),
+            expires=parse_time(row["expires"]),
+            content_hash=row["hash"],
+            mtime=row["mtime"],
+        )
+
+    def _select(self, where: str, params: Sequence[object], order: str = "d.sort_ts DESC, d.path") -> list[Memory]:
+        roots: dict[str, MemoryRoot] = {}
+        rows = self._db.execute(f"SELECT {SELECT} FROM doc d WHERE {where} ORDER BY {order}", params)
+        return [self._memory(row, roots) for row in rows]
+
+    def memories(self, root: MemoryRoot) -> list[Memory]:
+        """Return every indexed memory of a root (expired ones included), newest first."""
+        return self._select("d.root = ?", (root.key,))
+
+    def entries(self, root: MemoryRoot, *, category: str | None = None, listed_only: bool = False) -> list[IndexEntry]:
+        """Return what compile needs for the memories of a root (expired ones included).
+
+        `category` keeps one category; `listed_only` keeps those ROOT.md lists (with
+        scenarios or a hard rule). Cheap enough for every file event of a large tree.
+        """
+        where, params = "root = ?", [root.key]
+        if category is not None:
+            where += " AND category = ?"
+            params.append(category)
+        if listed_only:
+            where += " AND (scenarios != '[]' OR hard_rule = 1)"
+        rows = self._db.execute(
+            f"SELECT category, path, title, title_key, description, tags, scenarios, hard_rule FROM doc WHERE {where}",
+            params,
+        )
+        return [
+            IndexEntry(c, p[p.rfind("/") + 1 :], t, k, d, _json_list(tags), _json_list(sc), bool(h))
+            for c, p, t, k, d, tags, sc, h in rows
+        ]
+
+    def category_counts(self, root: MemoryRoot) -> dict[str, int]:
+        """Return category → number of memories, for one root."""
+        sql = "SELECT category, count(*) FROM doc WHERE root = ? GROUP BY category"
+        return dict(self._db.execute(sql, (root.key,)))
+
+    def tag_counts(self, root: MemoryRoot, categories: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Return category → tag → number of memories carrying it, for some categories of a root."""
+        wanted = list(categories)
+        counts: dict[str, dict[str, int]] = {c: {} for c in wanted}
+        if not wanted:
+            return counts
+        marks = ", ".join("?" * len(wanted))
+        for category, tag, count in self._db.execute(
+            "SELECT d.category, j.value, count(*) FROM doc d, json_each(d.tags) j "
+            f"WHERE d.root = ? AND d.category IN ({marks}) GROUP BY d.category, j.value",
+            (root.key, *wanted),
+        ):
+            counts[category][str(tag)] = count
+        return counts
+
+    def find_by_id(self, memory_id: str) -> list[Memory]:
+        """Return the memories with this id, in any root (normally one)."""
+        return self._select("d.id = ?", (memory_id,))
+
+    def find_by_title(self, root: MemoryRoot, title: str) -> list[Memory]:
+        """Return the memories of a root whose title is `title` (case and spacing ignored)."""
+        return self._select("d.root = ? AND d.title_key = ?", (root.key, title_key(title)))
+
+    def problems(self, root: MemoryRoot | None = None) -> list[Problem]:
+        """Return the files skipped or partly read at the last sync (of `root`, or all)."""
+        sql = "SELECT path, reason, skipped FROM problem"
+        params: tuple = ()
+        if root is not None:
+            sql += " WHERE root = ?"
+            params = (root.key,)
+        return [Problem(Path(p), r, bool(s)) for p, r, s in self._db.execute(sql + " ORDER BY path", params)]
+
+    @staticmethod
+    def _visible(roots: Sequence[MemoryRoot], now: datetime, keep_global_hard_rules: bool) -> tuple[str, list[object]]:
+        """SQL filter: in `roots`, not expired, and no global entry a project entry shadows."""
+        marks = ", ".join("?" * len(roots))
+        where = f"d.root IN ({marks}) AND (d.expires_ts IS NULL OR d.expires_ts > ?)"
+        params: list[object] = [r.key for r in roots]
+        params.append(now.timestamp())
+        projects = [r.key for r in roots if r.scope == "project"]
+        if projects:
+            # Project wins: a global memory with the same category and title as one in
+            # the caller's project is hidden (global hard rules stay, where asked).
+            pmarks = ", ".join("?" * len(projects))
+            hard = " AND d.hard_rule = 0" if keep_global_hard_rules else ""
+            where += (
+                f" AND NOT (d.scope = 'global'{hard} AND EXISTS (SELECT 1 FROM doc p WHERE p.root IN ({pmarks})"
+                " AND p.category = d.category AND p.title_key = d.title_key"
+                " AND (p.expires_ts IS NULL OR p.expires_ts > ?)))"
+            )
+            params.extend(projects)
+            params.append(now.timestamp())
+        return where, params
+
+    def visible(
+        self,
+        roots: Sequence[MemoryRoot],
+        now: datetime | None = None,
+        kind: str | None = None,
+        keep_global_hard_rules: bool = True,
+        limit: int | None = None,
+        lessons_first: bool = False,
+        listed_only: bool = False,
+        hard_rules: bool = False,
+    ) -> list[Memory]:
+        """Return the live memories a caller with these roots sees, newest first.
+
+        `lessons_first` puts kind "lesson" ahead of everything else (the inventory order);
+        `listed_only` keeps those with scenarios or a hard rule, `hard_rules` the hard rules.
+        """
+        if not roots:
+            return []
+        where, params = self._visible(roots, now or datetime.now(UTC), keep_global_hard_rules)
+        if kind is not None:
+            where += " AND d.kind = ? COLLATE NOCASE"
+            params.append(kind)
+        if hard_rules:
+            where += " AND d.hard_rule = 1"
+        elif listed_only:
+            where += " AND (d.hard_rule = 1 OR d.scenarios != '[]')"
+        order = "d.sort_ts DESC, d.title_key, d.path"
+        if lessons_first:
+            order = "(d.kind = 'lesson' COLLATE NOCASE) DESC, " + order
+        if limit is not None:
+            order += f" LIMIT {max(0, int(limit))}"
+        return self._select(where, params, order)
+
+    def count_visible(self, roots: Sequence[MemoryRoot], now: datetime | None = None) -> int:
+        """Return how many live memories a caller with these roots sees."""
+        if not roots:
+            return 0
+        where, params = self._visible(roots, now or datetime.now(UTC), True)
+        return self._db.execute(f"SELECT count(*) FROM doc d WHERE {where}", params).fetchone()[0]
+
+    def expired(self, root: MemoryRoot, now: datetime) -> list[Memory]:
+        """Return the memories of a root whose `expires` has passed."""
+        where = "d.root = ? AND d.expires_ts IS NOT NULL AND d.expires_ts <= ?"
+        return self._select(where, (root.key, now.timestamp()))
+
+    def search(
+        self,
+        query: str,
+        scopes: Sequence[MemoryRoot],
+        limit: int = 10,
+        *,
+        now: datetime | None = None,
+        hits: Mapping[str, int] | None = None,
+        prefix_retry: bool = True,
+    ) -> SearchResult:
+        """Return the best `limit` memories in `scopes` for `query`.
+
+        BM25 (title weighted highest) with a small boost from recall counters; equal
+        scores go newest first. A query whose every term finds nothing together is
+        retried as a prefix OR, so `migrat` still finds "migration strategy".
+        """
+        terms = tokenize.query_tokens(query)
+        if not terms or not scopes or limit < 1:
+            return SearchResult([], "none", terms)
+        now = now or datetime.now(UTC)
+        attempts: list[tuple[Literal["strict", "prefix"], str]] = [("strict", tokenize.strict_match(terms))]
+        if prefix_retry:
+            attempts.append(("prefix", tokenize.prefix_match(terms)))
+        for mode, expression in attempts:
+            found = self._ranked(expression, scopes, limit, now, hits or {})
+            if found:
+                return SearchResult(found, mode, terms)
+        return SearchResult([], "none", terms)
+
+    def search_any(self, text: str, scopes: Sequence[MemoryRoot], limit: int, now: datetime, max_terms: int = 6) -> list[Hit]:
+        """Return the best `limit` memories holding any of the rarest words of `text`.
+
+        For long free text (a session's first prompt): words that most memories hold say
+        nothing about which one is meant and make BM25 rank half the index, so only the
+        rarest few that occur at all are searched. No hit counters: the order is stable.
+        """
+        terms = tokenize.query_tokens(text)
+        if not terms or not scopes or limit < 1:
+            return []
+        counts = self._doc_counts(terms)
+        total = max(1, self._db.execute("SELECT count(*) FROM doc").fetchone()[0])
+        present = [t for t in terms if counts.get(t)]
+        telling = [t for t in present if counts[t] <= total * MAX_TERM_SHARE] or present
+        chosen = sorted(telling, key=lambda t: (counts[t], terms.index(t)))[:max_terms]
+        if not chosen:
+            return []
+        return self._ranked(" OR ".join(tokenize.quote(t) for t in chosen), scopes, limit, now, {})
+
+    def _doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories hold each term (FTS5's vocabulary, read through a temp table)."""
+        if not self._vocab:
+            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.doc_vocab USING fts5vocab(main, doc_fts, 'row')")
+            self._vocab = True
+        marks = ", ".join("?" * len(terms))
+        return dict(self._db.execute(f"SELECT term, doc FROM temp.doc_vocab WHERE term IN ({marks})", list(terms)))
+
+    def _ranked(
+        self,
+        expression: str,
+        scopes: Sequence[MemoryRoot],
+        limit: int,
+        now: datetime,
+        hits: Mapping[str, int],
+    ) -> list[Hit]:
+        where, params = self._visible(scopes, now, keep_global_hard_rules=False)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        # Fetch more than asked so the hit boost can reorder near-ties; BM25 is
+        # negative (lower is better), so boosting multiplies it by a factor above 1.
+        pool = max(limit * 3, 30)
+        rows = self._db.execute(
+            f"SELECT d.rowid AS rowid, {SELECT}, bm25(doc_fts, {weights}) AS score FROM doc_fts "
+            f"JOIN doc d ON d.rowid = doc_fts.rowid WHERE doc_fts MATCH ? AND {where} "
+            "ORDER BY score, d.sort_ts DESC LIMIT ?",
+            [expression, *params, pool],
+        ).fetchall()
+        ranked = []
+        for row in rows:
+            boost = 1 + HIT_BOOST * math.log1p(hits.get(row["id"], 0))
+            # Nine significant digits: float noise must not defeat the newest-first tie-break.
+            score = float(f"{row['score'] * boost:.9g}")
+            ranked.append((score, -row["sort_ts"], row["path"], row))
+        ranked.sort(key=lambda item: item[:3])
+        best = ranked[:limit]
+        # Previews live beside the token streams; read them for the winners only.
+        marks = ", ".join("?" * len(best))
+        sql = f"SELECT rowid, preview FROM doc_text WHERE rowid IN ({marks})"
+        previews = dict(self._db.execute(sql, [row["rowid"] for *_, row in best]))
+        roots: dict[str, MemoryRoot] = {}
+        return [Hit(self._memory(row, roots), previews.get(row["rowid"], ""), score) for score, _, _, row in best]

@@ -1,0 +1,174 @@
+"""Memory roots: where the trees are, and what a path inside one is to memoryd.
+
+A tree is `<root>/ROOT.md`, `<root>/<category>/<slug>.md` memories and compiled
+`<root>/<category>/index.md` files. Two kinds of root share that shape: the global one
+(`$XDG_CONFIG_HOME/opencode/memory/`) and one per project (`<worktree>/.memory/`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from daemon.memory.frontmatter import MemoryFileError
+
+if TYPE_CHECKING:
+    from daemon.config import Paths, Settings
+
+Scope = Literal["global", "project"]
+
+PROJECT_TREE_DIR = ".memory"
+ROOT_FILE = "ROOT.md"
+INDEX_FILE = "index.md"
+STATE_FILE = ".state.json"
+EXPIRED_DIR = ".expired"
+MEMORY_SUFFIX = ".md"
+# File names a memory may not take: compile owns them.
+RESERVED_STEMS = frozenset({"index", "root"})
+# Hidden files and folders (.git, .obsidian, .expired, .state.json) are never memories.
+HIDDEN_PREFIX = "."
+
+
+@dataclass(frozen=True)
+class MemoryRoot:
+    """One memory tree: its folder (absolute, symlinks resolved) and its scope."""
+
+    path: Path
+    scope: Scope
+
+    def __post_init__(self) -> None:
+        if self.scope not in ("global", "project"):
+            raise ValueError(f"scope must be 'global' or 'project', not {self.scope!r}")
+        # Resolved once so that the same tree always has the same key in the index.
+        object.__setattr__(self, "path", Path(os.path.abspath(Path(self.path).expanduser())).resolve())
+
+    @property
+    def key(self) -> str:
+        """The string that names this root in the index."""
+        return str(self.path)
+
+    @property
+    def state_file(self) -> Path:
+        return self.path / STATE_FILE
+
+    @property
+    def root_file(self) -> Path:
+        return self.path / ROOT_FILE
+
+    @property
+    def expired_dir(self) -> Path:
+        return self.path / EXPIRED_DIR
+
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+
+def _find_worktree(directory: Path) -> Path | None:
+    # Walking up to a `.git` (a folder, or a file in linked worktrees and submodules)
+    # gives the same answer as `git rev-parse --show-toplevel` without a subprocess,
+    # which matters on the `memoryd recall` path.
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def project_root_of(directory: Path) -> Path:
+    """Return the worktree top of `directory` (symlinks resolved), or the directory itself."""
+    resolved = Path(directory).expanduser().resolve()
+    return _find_worktree(resolved) or resolved
+
+
+def is_in_worktree(directory: Path) -> bool:
+    """True when `directory` lies inside a git worktree."""
+    return _find_worktree(Path(directory).expanduser().resolve()) is not None
+
+
+def project_tree(directory: Path) -> MemoryRoot:
+    """Return the project memory root for a directory inside a project."""
+    return MemoryRoot(project_root_of(directory) / PROJECT_TREE_DIR, "project")
+
+
+def global_tree(paths: Paths) -> MemoryRoot:
+    """Return the global memory root."""
+    return MemoryRoot(paths.global_root, "global")
+
+
+def roots_for(settings: Settings, paths: Paths, project_dir: Path | None) -> list[MemoryRoot]:
+    """Return the global root and, given a directory, the project root it belongs to.
+
+    The roots need not exist yet (`remember` creates them). `settings` is taken so that
+    callers need not change when roots become configurable per caller.
+    """
+    roots = [global_tree(paths)]
+    if project_dir is not None:
+        project = project_tree(project_dir)
+        if project.path != roots[0].path:
+            roots.append(project)
+    return roots
+
+
+def discover_roots(
+    settings: Settings,
+    paths: Paths,
+    project_dirs: Iterable[Path] = (),
+    extra_roots: Iterable[MemoryRoot] = (),
+) -> list[MemoryRoot]:
+    """Return every existing tree: global, configured projects, the given directories' projects.
+
+    `project_dirs` are directories OpenCode sessions ran in (or the caller's own);
+    `extra_roots` are roots known from elsewhere (e.g. the index). Missing trees are left out.
+    """
+    candidates = [global_tree(paths)]
+    dirs = [Path(p).expanduser() for p in settings.memory.project_roots]
+    dirs.extend(Path(p) for p in project_dirs)
+    candidates.extend(project_tree(d) for d in dirs)
+    candidates.extend(extra_roots)
+    seen: dict[Path, MemoryRoot] = {}
+    for root in candidates:
+        if root.path not in seen and root.exists():
+            seen[root.path] = root
+    return list(seen.values())
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def resolve_in_root(path: Path, root: Path) -> Path:
+    """Return the real path of `path`; raise MemoryFileError if it leaves `root` or loops."""
+    try:
+        real = path.resolve(strict=True)
+    except RuntimeError as exc:  # Python < 3.13 reports symlink loops this way
+        raise MemoryFileError("symlink loop: not followed") from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MemoryFileError("symlink loop: not followed") from exc
+        raise MemoryFileError(f"broken symlink or unreadable: {exc.strerror or exc}") from exc
+    if not _inside(real, root):
+        raise MemoryFileError(f"symlink to {real}, outside the memory tree: not followed")
+    return real
+
+
+def is_memory_name(name: str) -> bool:
+    """True for a file name that can hold a memory (`*.md`, not hidden, not index.md)."""
+    # memoryd's own temp files start with a dot too, so they never count.
+    return name.endswith(MEMORY_SUFFIX) and not name.startswith(HIDDEN_PREFIX) and name != INDEX_FILE
+
+
+def classify_path(root: MemoryRoot, path: Path) -> Literal["memory", "compiled", "ignored"]:
+    """Say what a path inside a root is to memoryd; the watcher acts on "memory" only."""
+    try:
+        relative = Path(os.path.abspath(path)).relative_to(root.path)
+    except ValueError:
+        return "ignored"
+    parts = relative.parts
+    if parts == (ROOT_FILE,) or (len(parts) == 2 and parts[1] == INDEX_FILE):
+        return "compiled"
+    if len(parts) == 2 and not parts[0].startswith(HIDDEN_PREFIX) and is_memory_name(parts[1]):
+        return "memory"
+    return "ignored"

@@ -1,0 +1,119 @@
+"""A caller's workspace (its project tree, the global tree, the search index) and the
+errors every memory command raises, with messages that tell a person what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from daemon.memory.index import SearchIndex
+from daemon.memory.roots import MemoryRoot, global_tree, is_in_worktree, project_tree
+
+if TYPE_CHECKING:
+    from daemon.config import Paths, Settings
+
+ScopeChoice = Literal["project", "global", "all"]
+SCOPES: tuple[ScopeChoice, ...] = ("project", "global", "all")
+
+
+class MemoryCommandError(Exception):
+    """A memory command that cannot do what was asked; the message says what to do."""
+
+
+class InvalidInput(MemoryCommandError):
+    """The arguments cannot be used as given."""
+
+
+class SecretRefused(MemoryCommandError):
+    """The content looks like a credential; nothing was written."""
+
+    def __init__(self, fields: dict[str, list[str]]) -> None:
+        self.fields = fields
+        described = "; ".join(f"the {name} ({', '.join(kinds)})" for name, kinds in fields.items())
+        super().__init__(
+            f"refusing to save: {described} looks like it holds a credential. Memory files are "
+            "plain text that agents read and trees sync: write where the secret lives instead "
+            "(e.g. 'the key is in $OPENAI_API_KEY'). Nothing was written."
+        )
+
+
+class MemoryNotFound(MemoryCommandError):
+    """No memory has the given id."""
+
+
+@dataclass
+class Workspace:
+    """What one caller sees: the global tree, its project's tree, and the search index."""
+
+    index: SearchIndex
+    global_root: MemoryRoot
+    project: MemoryRoot | None = None
+    # False when the caller's directory is in no git worktree and named no project
+    # explicitly: `remember` then will not invent a `.memory/` in a random folder.
+    project_is_real: bool = True
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # True when something else (the running daemon) keeps the index current: reads
+    # then skip the per-file check of trees the index already knows.
+    trust_index: bool = False
+
+    def close(self) -> None:
+        """Close the search index (a long-running server calls this on shutdown)."""
+        self.index.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def roots(self, scope: ScopeChoice = "all") -> list[MemoryRoot]:
+        """Return the roots of a scope: the project's, the global one, or both (project first)."""
+        if scope not in SCOPES:
+            raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        roots: list[MemoryRoot] = []
+        if scope in ("project", "all") and self.project is not None and self.project.path != self.global_root.path:
+            roots.append(self.project)
+        if scope in ("global", "all"):
+            roots.append(self.global_root)
+        return roots
+
+    def refresh(self, roots: Sequence[MemoryRoot] | None = None) -> int:
+        """Bring the index up to date with the trees; return how many entries changed."""
+        changed = 0
+        for root in self.roots("all") if roots is None else roots:
+            if self.trust_index and self.index.knows(root):
+                continue
+            if root.exists():
+                changed += self.index.sync_root(root)
+            elif self.index.count([root]):
+                changed += self.index.forget_root(root)
+        return changed
+
+    def root_for(self, scope: Literal["project", "global"]) -> MemoryRoot:
+        """Return the root a new memory of this scope goes to."""
+        if scope == "global":
+            return self.global_root
+        if self.project is None or not (self.project_is_real or self.project.exists()):
+            raise InvalidInput(
+                "this directory is not inside a git worktree, so it has no project memory; "
+                "use --global, or --project DIR to name the project"
+            )
+        return self.project
+
+
+def open_workspace(
+    settings: Settings,
+    paths: Paths,
+    project_dir: Path | None,
+    *,
+    explicit_project: bool = False,
+    index: SearchIndex | None = None,
+) -> Workspace:
+    """Return the workspace of a caller in `project_dir` (None: global only)."""
+    index = index or SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+    project = project_tree(project_dir) if project_dir is not None else None
+    real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
+    return Workspace(index, global_tree(paths), project, real)

@@ -1,0 +1,53 @@
+"""The real daemon compiles once per Markdown change: its own index.md/ROOT.md writes are no work."""
+
+from __future__ import annotations
+
+import time
+
+from tests.daemon.conftest import daemon, daemon_env, notify, wait_for  # noqa: F401 - fixtures
+
+MEMORY = "---\ntitle: {title}\nkind: fact\n---\nThe API listens on {port}.\n"
+
+
+def passes(daemon) -> int:  # noqa: F811 - the fixture's value
+    return daemon.output().count('"tree.pass"')
+
+
+def settled(daemon, quiet: float = 1.5) -> int:  # noqa: F811
+    """Wait until no compile pass has run for `quiet` seconds; return the count so far."""
+    count, since = passes(daemon), time.monotonic()
+    deadline = since + 20
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = passes(daemon)
+        if now != count:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return count
+    raise AssertionError("the daemon never stopped compiling")
+
+
+def test_each_markdown_edit_costs_exactly_one_compile_pass(home, daemon, notify):  # noqa: F811
+    memory = home.global_root / "fact" / "api-port.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text(MEMORY.format(title="API port", port=8080))
+    daemon.start()
+    wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+    index_md = home.global_root / "fact" / "index.md"
+    wait_for(lambda: index_md.exists() and (home.global_root / "ROOT.md").exists(), what="first compile")
+    before = settled(daemon)
+
+    for n, port in enumerate((8081, 8082, 8083), start=1):
+        title = f"API port {port}"
+        memory.write_text(MEMORY.format(title=title, port=port))
+        wait_for(lambda t=title: t in index_md.read_text(), what=f"index.md lists {title!r}")
+        # index.md and ROOT.md were rewritten by that pass: their events must not start another.
+        assert settled(daemon) == before + n, daemon.output()[-3000:]
+
+    # A deleted index.md is compiled output a person removed: it comes back, in one pass.
+    index_md.unlink()
+    wait_for(index_md.exists, what="index.md restored")
+    assert settled(daemon) == before + 4
+
+    assert daemon.stop() == 0, daemon.output()
+    assert "Traceback" not in daemon.output()
