@@ -92,6 +92,9 @@ class MemorySettings(_Section):
     global_root: str = Field("", description="Global memory tree; empty: $XDG_CONFIG_HOME/opencode/memory")
     project_roots: list[str] = Field(default_factory=list, description="Extra project worktrees")
     discover_projects: bool = Field(True, description="Find projects from OpenCode sessions")
+    max_file_bytes: int = Field(
+        1_048_576, ge=4096, description="A larger memory file is indexed by its head only, and reported"
+    )
 
 
 class SweepSettings(_Section):

@@ -182,7 +182,7 @@ def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[s
 
 def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
-    from daemon.memory.index import SearchIndex, SearchIndexError
+    from daemon.memory.index import SearchIndexError, open_index
     from daemon.memory.roots import discover_roots
 
     rows: list[dict[str, Any]] = []
@@ -191,7 +191,7 @@ def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str
     if not roots:
         return rows
     try:
-        index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+        index = open_index(settings, paths)
     except SearchIndexError as exc:
         return [
             {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [str(exc)], "problems_total": 1}

@@ -28,9 +28,9 @@ _project_option = click.option(
 
 
 def _open_index(app: AppContext) -> SearchIndex:
-    from daemon.memory.index import SearchIndex
+    from daemon.memory.index import open_index
 
-    return SearchIndex(app.paths.index_db, app.settings.source.busy_timeout_ms)
+    return open_index(app.settings, app.paths)
 
 
 def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:

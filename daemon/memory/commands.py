@@ -33,7 +33,15 @@ from daemon.memory.hits import add_hits, read_hits
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import RESERVED_STEMS, MemoryRoot
-from daemon.memory.tree import Memory, content_hash, memory_from_document, new_id, read_memory
+from daemon.memory.tree import (
+    Memory,
+    content_hash,
+    memory_from_bytes,
+    memory_from_document,
+    new_id,
+    read_head,
+    read_memory,
+)
 from daemon.memory.workspace import InvalidInput, MemoryNotFound, ScopeChoice, Workspace
 
 log = logging.getLogger("memoryd.memory.commands")
@@ -131,10 +139,13 @@ def _draft(
     return _Draft(kind, title, body, changes)
 
 
-def _rewrite(existing: Memory, draft: _Draft) -> tuple[str, Document]:
+def _rewrite(existing: Memory, draft: _Draft, limit: int) -> tuple[str, Document]:
     """Return an existing memory's text with the draft's fields and body, and its parse."""
     try:
-        current = split_document(existing.path.read_text(encoding="utf-8"))
+        data, st = read_head(existing.path, limit)
+        if st.st_size > len(data):
+            raise MemoryFileError(f"{st.st_size} bytes, over memory.max_file_bytes ({limit})")
+        current = split_document(data.decode("utf-8"))
         changes = dict(draft.changes)
         if "id" not in current.fields:
             changes["id"] = existing.id  # write down the id people may already use
@@ -176,7 +187,7 @@ def remember(
         text = render_memory({"id": new_id(), **draft.changes, "created": now}, draft.body)
         doc = split_document(text)  # never write a file memoryd could not read back
     else:
-        text, doc = _rewrite(existing, draft)
+        text, doc = _rewrite(existing, draft, ws.index.max_file_bytes)
         path = like = existing.path
         # A hand-made tree may file kind "decision" under decisions/: that is no change of kind.
         if draft.kind not in (existing.category, existing.kind.lower()):
@@ -370,11 +381,15 @@ class MemoryDetail:
 
 
 def inspect(ws: Workspace, memory_id: str) -> MemoryDetail:
-    """Return one memory by id, read from its file."""
+    """Return one memory by id, read from its file (its head, for a file over the size cap)."""
     found = find_by_id(ws, memory_id)
+    limit = ws.index.max_file_bytes
     try:
-        memory, _ = read_memory(found.path, found.root)
-        text = found.path.read_text(encoding="utf-8")
+        data, st = read_head(found.path, limit)
+        memory, _ = memory_from_bytes(found.path, found.root, data, st)
+        text = data.decode("utf-8", errors="replace")
+        if st.st_size > len(data):
+            text += f"\n… (cut: the file has {st.st_size} bytes; memory.max_file_bytes is {limit})\n"
     except (OSError, MemoryFileError) as exc:
         raise MemoryNotFound(f"{found.path} can no longer be read ({exc}); run `memoryd reindex`") from exc
     return MemoryDetail(memory, text, read_hits(found.root).get(memory.id, 0))

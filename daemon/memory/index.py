@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.files import ensure_dir
 from daemon.memory import tokenize
@@ -25,10 +26,23 @@ from daemon.memory.frontmatter import MemoryFileError
 from daemon.memory.index_schema import DOC_COLUMNS, SCHEMA, SCHEMA_VERSION, TEXT_COLUMNS
 from daemon.memory.queries import IndexQueries
 from daemon.memory.roots import MemoryRoot, classify_path, resolve_in_root
-from daemon.memory.tree import Memory, Problem, content_hash, list_memory_files, log_problem, read_memory, title_key
+from daemon.memory.tree import (
+    MAX_FILE_BYTES,
+    Memory,
+    Problem,
+    content_hash,
+    list_memory_files,
+    log_problem,
+    memory_from_bytes,
+    read_head,
+    title_key,
+)
 from daemon.scrub import redact
 from daemon.sqlscript import split_sql
 from daemon.timefmt import format_time
+
+if TYPE_CHECKING:
+    from daemon.config import Paths, Settings
 
 log = logging.getLogger("memoryd.memory.index")
 
@@ -38,6 +52,11 @@ BATCH = 250
 # A file modified this recently (ns) may be rewritten within the clock's granularity
 # with the same size and mtime: its stat signature is not trusted until it is older.
 RACY_NS = 2_000_000_000
+
+
+def open_index(settings: Settings, paths: Paths) -> SearchIndex:
+    """Open the search index as configured (its file, busy timeout and memory-file size cap)."""
+    return SearchIndex(paths.index_db, settings.source.busy_timeout_ms, settings.memory.max_file_bytes)
 
 
 class SearchIndexError(Exception):
@@ -85,9 +104,10 @@ class SearchIndex(IndexQueries):
     another); separate processes each open their own.
     """
 
-    def __init__(self, db_path: Path, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, db_path: Path, busy_timeout_ms: int = 5000, max_file_bytes: int = MAX_FILE_BYTES) -> None:
         self.db_path = Path(db_path)
         self._vocab = False  # the temp fts5vocab table exists on this connection
+        self.max_file_bytes = max_file_bytes
         ensure_dir(self.db_path.parent)
         try:
             self._db = sqlite3.connect(
@@ -334,11 +354,12 @@ class SearchIndex(IndexQueries):
         for path, signature in batch:
             key = str(path)
             try:
-                data_hash = content_hash(path.read_bytes())
-                if hashes.get(key) == data_hash:
+                # A file over the cap is read, hashed and indexed by its head only.
+                data, st = read_head(path, self.max_file_bytes)
+                if hashes.get(key) == content_hash(data):
                     touched.append((signature, key))
                     continue
-                memory, warnings = read_memory(path, root)
+                memory, warnings = memory_from_bytes(path, root, data, st)
             except FileNotFoundError:
                 removed.append(key)
                 continue

@@ -22,6 +22,10 @@ from typing import Any
 from daemon.memory.frontmatter import Document, MemoryFileError, parse_time, split_document
 from daemon.memory.roots import HIDDEN_PREFIX, MemoryRoot, Scope, is_memory_name, resolve_in_root
 
+# Bytes of a memory file read at most (settings: memory.max_file_bytes): a 50 MB file
+# must not cost 50 MB, nor its tokens.
+MAX_FILE_BYTES = 1_048_576
+
 # The logger keeps the name file problems were always reported under.
 log = logging.getLogger("memoryd.memory.tree")
 
@@ -180,21 +184,52 @@ def memory_from_document(
     return memory, warnings
 
 
-def read_memory(path: Path, root: MemoryRoot) -> tuple[Memory, list[Problem]]:
-    """Read and parse one memory file; raise MemoryFileError (with the reason) when unusable."""
+def read_head(path: Path, limit: int) -> tuple[bytes, os.stat_result]:
+    """Return at most `limit` bytes from the start of a file, and its stat: never the whole of a huge file."""
     try:
-        data = path.read_bytes()
-        stat = path.stat()
+        with open(path, "rb") as handle:
+            return handle.read(limit), os.fstat(handle.fileno())
     except PermissionError as exc:
         raise MemoryFileError("unreadable: permission denied") from exc
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         raise MemoryFileError(f"unreadable: {exc.strerror or exc}") from exc
+
+
+def _decode_head(data: bytes, truncated: bool) -> str:
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # A cut can split a character: drop its first bytes, never a real decoding error.
+        if truncated and exc.start >= len(data) - 3:
+            return data[: exc.start].decode("utf-8")
         raise MemoryFileError("not UTF-8 text") from exc
-    doc = split_document(text)
-    return memory_from_document(doc, path, root, content_hash(data), stat.st_mtime)
+
+
+def memory_from_bytes(
+    path: Path, root: MemoryRoot, data: bytes, st: os.stat_result
+) -> tuple[Memory, list[Problem]]:
+    """Parse a memory from its bytes (all of them, or the head of a file over the size cap)."""
+    truncated = st.st_size > len(data)
+    doc = split_document(_decode_head(data, truncated))
+    memory, warnings = memory_from_document(doc, path, root, content_hash(data), st.st_mtime)
+    if truncated:
+        reason = (
+            f"{st.st_size} bytes, over memory.max_file_bytes ({len(data)}): only the first {len(data)} bytes "
+            "are indexed; split the file, or raise the cap"
+        )
+        warnings.append(Problem(path, reason, skipped=False))
+    return memory, warnings
+
+
+def read_memory(path: Path, root: MemoryRoot, limit: int = MAX_FILE_BYTES) -> tuple[Memory, list[Problem]]:
+    """Read and parse one memory file (its first `limit` bytes); raise MemoryFileError when unusable."""
+    try:
+        data, st = read_head(path, limit)
+    except FileNotFoundError as exc:
+        raise MemoryFileError(f"unreadable: {exc.strerror or exc}") from exc
+    return memory_from_bytes(path, root, data, st)
 
 
 # --- listing --------------------------------------------------------------------------

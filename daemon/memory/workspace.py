@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from daemon.memory.index import SearchIndex
+from daemon.memory.index import SearchIndex, open_index
 from daemon.memory.roots import MemoryRoot, global_tree, is_in_worktree, project_tree
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def open_workspace(
     index: SearchIndex | None = None,
 ) -> Workspace:
     """Return the workspace of a caller in `project_dir` (None: global only)."""
-    index = index or SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+    index = index or open_index(settings, paths)
     project = project_tree(project_dir) if project_dir is not None else None
     real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
     return Workspace(index, global_tree(paths), project, real)

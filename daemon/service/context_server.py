@@ -115,12 +115,12 @@ class ContextServer:
 
     def _index(self) -> Any:
         """This thread's read connection to the search index."""
-        from daemon.memory.index import SearchIndex
+        from daemon.memory.index import open_index
 
         settings, paths = self._settings()
         index = getattr(self._local, "index", None)
         if index is None or index.db_path != paths.index_db:
-            index = SearchIndex(paths.index_db, settings.source.busy_timeout_ms)
+            index = open_index(settings, paths)
             self._local.index = index
             with self._lock:
                 self._connections.append(index)

@@ -60,12 +60,11 @@ class Jobs:
         The search index is derived data: losing it costs one re-index (the reconcile
         after start refreshes every tree), never a memory.
         """
-        from daemon.memory.index import SearchIndex, SearchIndexError
+        from daemon.memory.index import SearchIndexError, open_index
         from daemon.state import move_aside
 
-        timeout = self.settings.source.busy_timeout_ms
         try:
-            return SearchIndex(self.paths.index_db, timeout)
+            return open_index(self.settings, self.paths)
         except SearchIndexError as exc:
             aside = move_aside(self.paths.index_db)
             cause = exc.__cause__ or exc
@@ -75,7 +74,7 @@ class Jobs:
             )
             self.log.warning("index.rebuilt", detail=note)
             self.state.set_meta("index_rebuilt", f"{iso(int(self.clock() * 1000))} {note}")
-            return SearchIndex(self.paths.index_db, timeout)
+            return open_index(self.settings, self.paths)
 
     # -- capture -----------------------------------------------------------------------
 
