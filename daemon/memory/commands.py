@@ -29,7 +29,6 @@ from daemon.memory.checks import (
     parse_expiry,
 )
 from daemon.memory.frontmatter import Document, MemoryFileError, edit_document, render_memory, split_document
-from daemon.memory.hits import add_hits, read_hits
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import RESERVED_STEMS, MemoryRoot
@@ -264,16 +263,12 @@ def recall(
     roots = ws.roots(scope)
     if refresh:
         ws.refresh(roots)
-    counters: dict[str, int] = {}
-    for root in roots:
-        counters.update(read_hits(root))
+    counters = ws.hits.read()
     result = ws.index.search(query, roots, limit, now=ws.clock(), hits=counters)
     if not result.terms:
         raise InvalidInput(f"the query {query!r} has no searchable words")
     if count_hits and result.hits:
-        for root in roots:
-            ids = [h.memory.id for h in result.hits if h.memory.root == root]
-            add_hits(root, ids)
+        ws.hits.add([h.memory.id for h in result.hits], counters)
     return RecallResult(query, result.hits, result.mode, limit)
 
 
@@ -392,7 +387,7 @@ def inspect(ws: Workspace, memory_id: str) -> MemoryDetail:
             text += f"\n… (cut: the file has {st.st_size} bytes; memory.max_file_bytes is {limit})\n"
     except (OSError, MemoryFileError) as exc:
         raise MemoryNotFound(f"{found.path} can no longer be read ({exc}); run `memoryd reindex`") from exc
-    return MemoryDetail(memory, text, read_hits(found.root).get(memory.id, 0))
+    return MemoryDetail(memory, text, ws.hits.read().get(memory.id, 0))
 
 
 def list_memories(

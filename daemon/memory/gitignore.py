@@ -1,8 +1,9 @@
 """A `.gitignore` in each memory tree: memoryd's per-machine files stay out of git.
 
-Trees are often kept in git across machines. Recall counters (`.state.json`), swept
-memories (`.expired/`) and in-flight temp files are this machine's business; a commit
-of them would conflict on every pull. The block is memoryd's; lines around it are the
+Trees are often kept in git across machines. Swept memories (`.expired/`), in-flight
+temp files and the recall counters older versions kept in the tree (`.state.json`; they
+now live in the state folder) are this machine's business; a commit of them would
+conflict on every pull. The block is memoryd's; lines around it are the
 user's and are kept exactly. Written only when its bytes change.
 """
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from daemon.files import TEMP_PREFIX, write_if_changed
-from daemon.memory.roots import EXPIRED_DIR, STATE_FILE, MemoryRoot
+from daemon.memory.roots import EXPIRED_DIR, MemoryRoot
 
 GITIGNORE = ".gitignore"
+STATE_FILE = ".state.json"  # recall counters of earlier versions: may still lie in a tree
 BEGIN = "# memoryd:begin (generated: memoryd's per-machine files, kept out of git)"
 END = "# memoryd:end"
 PATTERNS = (f"/{STATE_FILE}", f"/{EXPIRED_DIR}/", f"{TEMP_PREFIX}*")

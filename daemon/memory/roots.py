@@ -24,12 +24,11 @@ Scope = Literal["global", "project"]
 PROJECT_TREE_DIR = ".memory"
 ROOT_FILE = "ROOT.md"
 INDEX_FILE = "index.md"
-STATE_FILE = ".state.json"
 EXPIRED_DIR = ".expired"
 MEMORY_SUFFIX = ".md"
 # File names a memory may not take: compile owns them.
 RESERVED_STEMS = frozenset({"index", "root"})
-# Hidden files and folders (.git, .obsidian, .expired, .state.json) are never memories.
+# Hidden files and folders (.git, .obsidian, .expired) are never memories.
 HIDDEN_PREFIX = "."
 
 
@@ -50,10 +49,6 @@ class MemoryRoot:
     def key(self) -> str:
         """The string that names this root in the index."""
         return str(self.path)
-
-    @property
-    def state_file(self) -> Path:
-        return self.path / STATE_FILE
 
     @property
     def root_file(self) -> Path:

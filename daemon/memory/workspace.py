@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from daemon.memory.hits import HITS_FILE, HitCounter
 from daemon.memory.index import SearchIndex, open_index
 from daemon.memory.roots import MemoryRoot, global_tree, is_in_worktree, project_tree
 
@@ -58,6 +59,11 @@ class Workspace:
     # True when something else (the running daemon) keeps the index current: reads
     # then skip the per-file check of trees the index already knows.
     trust_index: bool = False
+
+    @property
+    def hits(self) -> HitCounter:
+        """The recall counters, kept beside the search index (never in a tree)."""
+        return HitCounter(self.index.db_path.parent / HITS_FILE)
 
     def close(self) -> None:
         """Close the search index (a long-running server calls this on shutdown)."""

@@ -189,14 +189,16 @@ def test_recall_sees_files_edited_by_hand_without_a_daemon(ws, project_root):
     assert [h.memory.title for h in recall(ws, "memcached").hits] == ["Written by hand"]
 
 
-def test_recall_counts_hits_in_state_json_not_in_the_markdown(ws, project_root):
+def test_recall_counts_hits_in_the_state_folder_never_in_the_tree(ws, project_root):
     saved = remember(ws, kind="fact", title="Counted", body="abacus")
-    before = saved.memory.path.read_bytes()
+    tree_before = {p: p.read_bytes() for p in project_root.path.rglob("*") if p.is_file()}
     recall(ws, "abacus")
     recall(ws, "abacus")
-    state = json.loads((project_root.path / ".state.json").read_text())
+    # Nothing in the tree changed (a git worktree's `git status` stays clean)...
+    assert {p: p.read_bytes() for p in project_root.path.rglob("*") if p.is_file()} == tree_before
+    # ...the counters live beside the search index.
+    state = json.loads((ws.index.db_path.parent / "hits.json").read_text())
     assert state["hits"] == {saved.memory.id: 2}
-    assert saved.memory.path.read_bytes() == before
     assert inspect(ws, saved.memory.id).hits == 2
 
 

@@ -87,8 +87,8 @@ def test_two_homes_share_a_global_tree_through_git(tmp_path, fixture_db):
     git(tmp_path, "clone", "-q", str(remote), str(two.tree))
     two.run("distill")  # the same sessions, from the same database
     two.run("compile")
-    two.run("recall", "deploy")  # recall counters land in .state.json: ignored, never committed
-    assert (two.tree / ".state.json").exists()
+    two.run("recall", "deploy")  # recall counters live in the state folder: nothing in the tree
+    assert not (two.tree / ".state.json").exists()
     git(two.tree, "add", "-A")
     if not two.clean():
         git(two.tree, "commit", "-qm", "second machine")
