@@ -213,6 +213,8 @@ class MemoryService:
             text += f"\n(moved from {result.moved_from})"
         if memory.expires is not None:
             text += f"\nexpires at {format_time(memory.expires)}"
+        if result.note:
+            text += f"\nNote: {result.note}."
         return text
 
     @staticmethod

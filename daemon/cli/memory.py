@@ -282,13 +282,15 @@ def remember(
     memory = result.memory
     if as_json:
         moved = str(result.moved_from) if result.moved_from else None
-        _echo_json({**_memory_json(memory), "created_now": result.created, "moved_from": moved})
+        _echo_json({**_memory_json(memory), "created_now": result.created, "moved_from": moved, "note": result.note})
         return
     verb = "Saved" if result.created else "Updated"
     click.echo(f"{verb} {memory.kind} {memory.title!r} (id {memory.id})")
     click.echo(f"  {memory.path}")
     if result.moved_from:
         click.echo(f"  moved from {result.moved_from}")
+    if result.note:
+        click.echo(f"note: {result.note}", err=True)
 
 
 # --- forget ---------------------------------------------------------------------------

@@ -60,6 +60,7 @@ class RememberResult:
     created: bool
     moved_from: Path | None = None
     compiled: tuple[Path, ...] = ()
+    note: str = ""  # said to the caller: e.g. the project had no tree, so it went global
 
 
 def _free_path(folder: Path, title: str) -> Path:
@@ -175,7 +176,7 @@ def remember(
     draft = _draft(now, kind, title, body, tags, expires, description)
     if hard_rule:
         draft.changes["hard_rule"] = True  # listed in ROOT.md and given to every session
-    root = ws.root_for(scope)
+    root, note = ws.root_for(scope), ws.opt_in_note(scope)
     if root.exists():
         ws.refresh([root])  # the same title may have been written by hand since
     folder = root.path / draft.kind
@@ -205,7 +206,7 @@ def remember(
     log.info(
         "memory.remembered", extra={"kind": draft.kind, "title": draft.title, "path": str(path), "new": existing is None}
     )
-    return RememberResult(memory, existing is None, moved_from, tuple(compiled))
+    return RememberResult(memory, existing is None, moved_from, tuple(compiled), note)
 
 
 def _compile(root: MemoryRoot, index: SearchIndex, categories: set[str]) -> list[Path]:

@@ -107,7 +107,17 @@ class Workspace:
                 "this directory is not inside a git worktree, so it has no project memory; "
                 "use --global, or --project DIR to name the project"
             )
-        return self.project
+        # A project opts in by having the folder: memoryd never creates `.memory/` itself.
+        return self.project if self.project.exists() else self.global_root
+
+    def opt_in_note(self, scope: Literal["project", "global"]) -> str:
+        """What to tell a caller whose project memory went to the global tree (empty if none did)."""
+        if scope != "project" or self.project is None or self.project.exists():
+            return ""
+        return (
+            f"this project has no memory tree ({self.project.path} does not exist), so the memory went "
+            f"to the global tree; create that folder to keep memories with the project"
+        )
 
 
 def open_workspace(

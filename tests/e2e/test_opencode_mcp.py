@@ -45,6 +45,7 @@ def tool_names(request: dict[str, Any]) -> set[str]:
 def test_opencode_remembers_then_recalls_through_memoryd_mcp(tmp_path: Path) -> None:
     binary = require_opencode()
     worktree = make_worktree(tmp_path / "src" / "webapp", {"README.md": "# webapp\n"}).resolve()
+    (worktree / ".memory").mkdir()  # the project opts in to project memory
     home_root = tmp_path / "home"
 
     with ScriptedModel() as model:

@@ -21,10 +21,13 @@ REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
-def make_git_worktree(path: Path) -> Path:
-    """Create `path` as a fresh git repository; return its resolved path."""
+def make_git_worktree(path: Path, memory: bool = True) -> Path:
+    """Create `path` as a fresh git repository (with a `.memory/` tree unless `memory` is
+    False: a project opts in by creating it); return its resolved path."""
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True, capture_output=True, timeout=30)
+    if memory:
+        (path / ".memory").mkdir(exist_ok=True)
     return path.resolve()
 
 

@@ -112,7 +112,7 @@ def test_a_credential_is_refused_and_nothing_is_written(home, project, where):
     refused, found = serve(home, project, scenario)
     assert refused.is_error and "refusing to save" in refused.text and "Nothing was written" in refused.text
     assert "sk-proj" not in refused.text
-    assert not (project / ".memory").exists() and not home.global_root.exists()
+    assert memory_files(project / ".memory") == [] and not home.global_root.exists()
     assert not found.is_error and found.text.startswith("No memory matches")
     log = (home.state_dir / "memoryd.log").read_text()
     assert '"event": "memory.refused"' in log and "sk-proj" not in log
@@ -125,7 +125,7 @@ def test_the_remember_tool_refuses_every_format_the_scrubber_knows(home, project
     answers = serve(home, project, scenario)
     accepted = [case.kind for case, answer in zip(CATALOGUE, answers) if not answer.is_error]
     assert accepted == []
-    assert not (project / ".memory").exists() and not home.global_root.exists()
+    assert memory_files(project / ".memory") == [] and not home.global_root.exists()
     assert not any(value in answer.text for case, answer in zip(CATALOGUE, answers) for value in case.values)
 
 
@@ -145,7 +145,7 @@ def test_global_scope_is_explicit_and_shared_by_every_project(home, project, tmp
     saved = serve(home, project, save)
     everywhere, project_only, listed = serve(home, other, look)
     assert memory_files(home.global_root) == [home.global_root / "fact" / "gpu-box.md"]
-    assert not (project / ".memory").exists()
+    assert memory_files(project / ".memory") == []
     assert "(global, id" in saved
     assert "GPU box  (fact, global," in everywhere and project_only.startswith("No memory matches")
     assert "GPU box" in listed

@@ -65,5 +65,6 @@ def clock() -> Clock:
 
 @pytest.fixture
 def ws(index: SearchIndex, global_root: MemoryRoot, project_root: MemoryRoot, clock: Clock) -> Workspace:
-    """The workspace of a caller inside `worktree`, with the fixed clock."""
+    """The workspace of a caller inside `worktree` (a project with a tree), with the fixed clock."""
+    project_root.path.mkdir(parents=True, exist_ok=True)
     return Workspace(index, global_root, project_root, True, clock)

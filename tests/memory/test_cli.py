@@ -17,7 +17,8 @@ from tests.secrets_catalogue import CATALOGUE
 
 @pytest.fixture
 def run(home, worktree, monkeypatch):
-    """Run `memoryd ...` inside the worktree with an isolated home; return the result."""
+    """Run `memoryd ...` inside the worktree (opted in: it has .memory/) with an isolated home."""
+    (worktree / ".memory").mkdir(exist_ok=True)
     monkeypatch.chdir(worktree)
     runner = CliRunner()
 
@@ -55,7 +56,7 @@ def test_a_credential_is_refused_with_its_own_exit_code(run, worktree):
     result = run("remember", "-k", "fact", "-t", "Key", "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234")
     assert result.exit_code == 3
     assert "refusing to save" in result.output and "sk-proj" not in result.output
-    assert not (worktree / ".memory").exists()
+    assert not any((worktree / ".memory").iterdir())
 
 
 @pytest.mark.parametrize("case", CATALOGUE, ids=[f"{c.kind}-{i}" for i, c in enumerate(CATALOGUE)])
@@ -63,7 +64,7 @@ def test_remember_refuses_every_format_the_scrubber_knows(run, worktree, case):
     result = run("remember", "-k", "fact", "-t", "Credentials", "-", input=case.text)
     assert result.exit_code == 3, result.output
     assert not any(value in result.output for value in case.values)
-    assert not (worktree / ".memory").exists()
+    assert not any((worktree / ".memory").iterdir())  # nothing written
 
 
 def test_usage_errors_exit_2_and_missing_ids_exit_1(run):
@@ -212,3 +213,14 @@ def test_recall_takes_the_query_as_several_words(run):
     assert result.exit_code == 0, result.output
     assert "Rate limit lives in src/limits.py" in result.output
     assert run("recall").exit_code == 2  # a query is required
+
+
+def test_remember_in_a_worktree_without_a_tree_saves_globally_and_says_so(home, tmp_path, monkeypatch):
+    project = tmp_path / "plain-repo"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(cli, ["remember", "-k", "fact", "-t", "Port", "8080"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "global tree" in result.output and "create that folder" in result.output
+    assert not (project / ".memory").exists()
+    assert (home.global_root / "fact" / "port.md").exists()

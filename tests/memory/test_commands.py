@@ -109,7 +109,7 @@ def test_titles_cannot_escape_the_tree_or_take_compiled_names(ws, project_root, 
 def test_unusable_kinds_are_refused(ws, project_root, kind):
     with pytest.raises(InvalidInput, match="kind"):
         remember(ws, kind=kind, title="T", body="b")
-    assert not project_root.path.exists()
+    assert not any(project_root.path.iterdir())  # nothing written
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_credentials_are_refused_and_nothing_is_written(ws, project_root, field,
         remember(ws, **args)
     assert field in str(caught.value) and "Nothing was written" in str(caught.value)
     assert value not in str(caught.value)
-    assert not project_root.path.exists()
+    assert not any(project_root.path.iterdir())  # nothing written
 
 
 def test_an_env_reference_is_not_a_secret(ws):
@@ -218,6 +218,7 @@ def test_recall_scope_and_empty_queries(ws):
 
 def test_forget_by_id_works_from_anywhere(ws, index, global_root, tmp_path):
     other_root = MemoryRoot(tmp_path / "other" / ".memory", "project")
+    other_root.path.mkdir(parents=True)
     other_ws = Workspace(index, global_root, other_root, True, ws.clock)
     saved = remember(other_ws, kind="fact", title="In another project", body="x")
     result = forget_by_id(ws, saved.memory.id)
@@ -230,6 +231,7 @@ def test_forget_by_id_works_from_anywhere(ws, index, global_root, tmp_path):
 
 def test_forget_by_query_never_leaves_the_callers_scope(ws, index, global_root, tmp_path):
     other_ws = Workspace(index, global_root, MemoryRoot(tmp_path / "other" / ".memory", "project"), True, ws.clock)
+    other_ws.project.path.mkdir(parents=True)
     theirs = remember(other_ws, kind="fact", title="Staging host old", body="old staging host")
     mine = remember(ws, kind="fact", title="Staging host", body="old staging host")
     shared = remember(ws, kind="fact", title="Global staging", body="old staging host", scope="global")
@@ -384,3 +386,17 @@ def test_remember_reads_and_parses_the_file_it_updates_at_most_twice(ws, monkeyp
     assert "CI runner" in second.memory.body
     assert [m.path for m in ws.index.find_by_title(first.memory.root, "Ollama port")] == [first.memory.path]
     assert recall(ws, "runner").hits[0].memory.id == first.memory.id
+
+
+def test_a_project_without_a_tree_is_not_opted_in_so_remember_goes_global_and_says_so(index, global_root, worktree, clock):
+    project = MemoryRoot(worktree / ".memory", "project")
+    ws = Workspace(index, global_root, project, True, clock)
+    result = remember(ws, kind="fact", title="Port", body="8080")
+    assert not project.path.exists()  # memoryd never creates a project's .memory/
+    assert result.memory.root == global_root and result.memory.path.parent.parent == global_root.path
+    assert "no memory tree" in result.note and str(project.path) in result.note
+    assert (global_root.path / "ROOT.md").exists() and (global_root.path / "fact" / "index.md").exists()
+
+    project.path.mkdir()  # the project opts in
+    mine = remember(ws, kind="fact", title="Port", body="8081")
+    assert mine.memory.root == project and mine.note == ""
