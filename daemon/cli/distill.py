@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
+from pathlib import Path
 
 import click
 
@@ -87,6 +89,7 @@ def distill(
     finally:
         close_capture(capture)
 
+    _compile_trees(app, report.notes.values())
     _print_report(report, capture, verbose)
     raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
 
@@ -96,6 +99,26 @@ def _show_notes(capture, session_ids: list[str]) -> None:
 
     for sid, note in preview_notes(capture, session_ids):
         click.echo(f"===== {sid} =====\n{note.rstrip()}\n")
+
+
+def _compile_trees(app: AppContext, notes: Iterable[str]) -> None:
+    """Compile the trees this pass wrote notes into, so their index.md and ROOT.md exist
+    now rather than at the next `memoryd compile` (the daemon does this on its own)."""
+    from daemon.memory.compile import sync_and_compile
+    from daemon.memory.index import SearchIndexError, open_index
+    from daemon.memory.roots import MemoryRoot, global_tree
+
+    folders = sorted({Path(note).parent.parent for note in notes})
+    if not folders:
+        return
+    global_root = global_tree(app.paths)
+    try:
+        with open_index(app.settings, app.paths) as index:
+            for folder in folders:
+                root = global_root if folder.resolve() == global_root.path else MemoryRoot(folder, "project")
+                sync_and_compile(index, root, everything=False)
+    except (SearchIndexError, OSError) as exc:
+        click.echo(f"warning: notes written, trees not compiled ({exc}); run `memoryd compile`", err=True)
 
 
 def _mention_running_daemon(app: AppContext) -> None:

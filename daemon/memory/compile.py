@@ -386,7 +386,8 @@ def compile_report(root: MemoryRoot, index: SearchIndex, *, categories: Iterable
     source = IndexedRoot(index, root)
     wanted = None if categories is None else set(categories)
     for category in category_folders(root):
-        if wanted is None or category in wanted:
+        # A category never compiled gets its index.md too: ROOT.md links to it.
+        if wanted is None or category in wanted or not (root.path / category / INDEX_FILE).exists():
             _compile_index_md(root, category, source, report)
     _compile_root_md(root, source, report)
     for problem in report.problems:

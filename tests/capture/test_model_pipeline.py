@@ -118,7 +118,8 @@ def capture_at(clock, **capture):
 
 def notes_in(root: Path) -> dict[str, Path]:
     """session id → note file, for every session note under `root`."""
-    return {frontmatter.load(p)["session_id"]: p for p in sorted(root.rglob("*.md")) if p.parent.name == "sessions"}
+    notes = (p for p in sorted(root.rglob("*.md")) if p.parent.name == "sessions" and p.name != "index.md")
+    return {frontmatter.load(p)["session_id"]: p for p in notes}
 
 
 def records(home) -> dict:

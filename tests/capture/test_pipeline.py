@@ -54,7 +54,8 @@ def close(capture: Capture) -> None:
 
 
 def notes_in(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.md") if p.parent.name == "sessions")
+    # index.md is compiled beside the notes (distill compiles the trees it wrote into).
+    return sorted(p for p in root.rglob("*.md") if p.parent.name == "sessions" and p.name != "index.md")
 
 
 def all_written_files(home) -> list[Path]:

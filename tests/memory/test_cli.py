@@ -224,3 +224,13 @@ def test_remember_in_a_worktree_without_a_tree_saves_globally_and_says_so(home, 
     assert "global tree" in result.output and "create that folder" in result.output
     assert not (project / ".memory").exists()
     assert (home.global_root / "fact" / "port.md").exists()
+
+
+def test_distill_leaves_compiled_trees_behind(home, fixture_db):
+    result = CliRunner().invoke(cli, ["distill", "--settle", "0"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    notes = [p for p in (home.global_root / "sessions").glob("*.md") if p.name != "index.md"]
+    assert notes
+    index_md = (home.global_root / "sessions" / "index.md").read_text()
+    assert all(f"({note.name})" in index_md for note in notes)
+    assert "(sessions/index.md)" in (home.global_root / "ROOT.md").read_text()

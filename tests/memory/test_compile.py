@@ -235,3 +235,15 @@ def test_a_crlf_root_md_keeps_its_line_endings(index, global_root):
     assert data.startswith(b"# Mine\r\n\r\nWindows text.\r\n")
     assert b"\n" not in data.replace(b"\r\n", b"")
     assert compile_tree(index, global_root) == []
+
+
+def test_compiling_one_category_also_compiles_those_never_compiled(index, global_root):
+    # Notes written before any compile (distill without the daemon), then a memory elsewhere.
+    write_memory(global_root.path, "sessions/2025-06-01-deploy.md", "title: Deploy fix\nkind: session")
+    write_memory(global_root.path, "fact/port.md", "title: Port")
+    index.sync_root(global_root)
+    written = compile_root(global_root, index, categories={"fact"})
+    root_md = (global_root.path / "ROOT.md").read_text()
+    assert "(sessions/index.md)" in root_md
+    assert global_root.path / "sessions/index.md" in written  # no link to a file that does not exist
+    assert "Deploy fix" in (global_root.path / "sessions/index.md").read_text()
