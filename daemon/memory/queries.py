@@ -25,7 +25,8 @@ from daemon.memory.tree import Memory, Problem, title_key
 WEIGHTS = (4.0, 2.0, 2.0, 1.0)
 # How much a recall counter lifts a score: a small, logarithmic nudge, never a takeover.
 HIT_BOOST = 0.05
-MAX_TERM_SHARE = 0.2  # free-text search skips words held by more than this share of memories
+MAX_TERM_SHARE = 0.05  # free-text search skips words held by more than this share of memories
+CANDIDATES = 50  # free-text search ranks the index's best rows first, then filters them
 
 
 @dataclass(frozen=True)
@@ -282,11 +283,28 @@ class IndexQueries:
         counts = self._doc_counts(terms)
         total = max(1, self._db.execute("SELECT count(*) FROM doc").fetchone()[0])
         present = [t for t in terms if counts.get(t)]
-        telling = [t for t in present if counts[t] <= total * MAX_TERM_SHARE] or present
-        chosen = sorted(telling, key=lambda t: (counts[t], terms.index(t)))[:max_terms]
+        by_rarity = sorted(present, key=lambda t: (counts[t], terms.index(t)))
+        # Only words few memories hold; if every word is common (a small tree), all of them.
+        telling = [t for t in by_rarity if counts[t] <= total * MAX_TERM_SHARE] or by_rarity
+        chosen = telling[:max_terms]
         if not chosen:
             return []
-        return self._ranked(" OR ".join(tokenize.quote(t) for t in chosen), scopes, limit, now, {})
+        expression = " OR ".join(tokenize.quote(t) for t in chosen)
+        # The index's best rows by FTS5 alone (no join: cheap), then those this caller
+        # may see. Unless every match was a candidate, a caller who sees too few of them
+        # (other projects' rows won) gets the full query.
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        sql = f"SELECT rowid, bm25(doc_fts, {weights}) FROM doc_fts WHERE doc_fts MATCH ? ORDER BY 2 LIMIT ?"
+        scores = dict(self._db.execute(sql, [expression, CANDIDATES]).fetchall())
+        where, params = self._visible(scopes, now, keep_global_hard_rules=False)
+        marks = ", ".join("?" * len(scores))
+        rows = self._db.execute(
+            f"SELECT d.rowid AS rowid, {SELECT} FROM doc d WHERE {where} AND d.rowid IN ({marks})", [*params, *scores]
+        ).fetchall()
+        if len(rows) < limit and len(scores) == CANDIDATES:
+            return self._ranked(expression, scopes, limit, now, {})
+        ranked = sorted(((float(f"{scores[r['rowid']]:.9g}"), -r["sort_ts"], r["path"], r) for r in rows), key=lambda i: i[:3])
+        return self._hits(ranked[:limit])
 
     def _doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many memories hold each term (FTS5's vocabulary, read through a temp table)."""
@@ -305,6 +323,11 @@ class IndexQueries:
         hits: Mapping[str, int],
     ) -> list[Hit]:
         where, params = self._visible(scopes, now, keep_global_hard_rules=False)
+        return self._ranked_rows(expression, where, params, limit, hits)
+
+    def _ranked_rows(
+        self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int]
+    ) -> list[Hit]:
         weights = ", ".join(str(w) for w in WEIGHTS)
         # Fetch more than asked so the hit boost can reorder near-ties; BM25 is
         # negative (lower is better), so boosting multiplies it by a factor above 1.
@@ -322,7 +345,10 @@ class IndexQueries:
             score = float(f"{row['score'] * boost:.9g}")
             ranked.append((score, -row["sort_ts"], row["path"], row))
         ranked.sort(key=lambda item: item[:3])
-        best = ranked[:limit]
+        return self._hits(ranked[:limit])
+
+    def _hits(self, best: Sequence[tuple]) -> list[Hit]:
+        """(score, -sort_ts, path, row) winners → Hits, with their previews."""
         # Previews live beside the token streams; read them for the winners only.
         marks = ", ".join("?" * len(best))
         sql = f"SELECT rowid, preview FROM doc_text WHERE rowid IN ({marks})"

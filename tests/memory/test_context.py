@@ -171,3 +171,18 @@ def test_many_hard_rules_stay_within_their_budget(index: SearchIndex, trees: lis
     block = build_context(index, trees, NOW).block
     rules = block.split("## Hard rules (project)\n", 1)[1].split("\n\n", 1)[0]
     assert len(rules) <= RULES_CHARS + 100 and "more hard rules" in rules.splitlines()[-1]
+
+
+def test_prompt_search_sees_only_the_callers_trees_even_when_others_rank_higher(
+    index: SearchIndex, trees: list[MemoryRoot], tmp_path: Path
+) -> None:
+    # Another project holds many better matches than the caller's only one: the cheap
+    # candidate pass finds none the caller may see, and the full query answers instead.
+    other = MemoryRoot(tmp_path / "work" / "billing" / ".memory", "project")
+    for n in range(80):
+        write_memory(other.path, f"fact/z{n:02}.md", f"title: zebra quokka {n}\nkind: fact\nid: z{n:02}", "zebra quokka " * 20)
+    index.sync_root(other)
+    mine = trees[0]
+    write_memory(mine.path, "fact/zebra.md", "title: One zebra\nkind: fact\nid: mine", "a zebra, once")
+    index.sync_root(mine)
+    assert build_context(index, trees, NOW, prompt="zebra quokka").relevant_ids == ("mine",)

@@ -83,7 +83,8 @@ def test_concurrent_clients_get_the_same_answer(server) -> None:
 
     def client() -> None:
         for _ in range(10):
-            status, data = request(path, "GET", context_target("why WAL?"))
+            # A generous timeout: the first answer indexes the tree, and CI's cores are shared.
+            status, data = request(path, "GET", context_target("why WAL?"), timeout=60)
             with lock:
                 answers.append((status, json.dumps(data, sort_keys=True)))
 
