@@ -8,9 +8,8 @@ import json
 import frontmatter
 
 from daemon.state import StateDB
-
+from tests.capture.distill.conftest import openai_reply
 from tests.capture.test_model_pipeline import RoutedServer, distill, notes_in, use_model
-from tests.distill.conftest import openai_reply
 
 INVENTED_PATH = "src/payments/refund_worker.py"
 INVENTED_COMMAND = "kubectl rollout restart deploy/webapp"

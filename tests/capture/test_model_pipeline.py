@@ -25,8 +25,7 @@ from daemon.cli.main import cli
 from daemon.config import load_settings
 from daemon.state import StateDB
 from daemon.status import format_status, gather
-from tests.capture.helpers import add_message, max_time
-from tests.distill.conftest import ModelServer, Reply, anthropic_reply, openai_reply
+from tests.capture.distill.conftest import ModelServer, Reply, anthropic_reply, openai_reply
 
 MODEL = "qwen3:8b"
 MARK = "Written by the test model"
@@ -48,7 +47,7 @@ class _Recorded(list):
         super().__init__()
         self.local = threading.local()
 
-    def append(self, item) -> None:  # noqa: ANN001 - a tests.distill.conftest.Seen
+    def append(self, item) -> None:  # noqa: ANN001 - a tests.capture.distill.conftest.Seen
         self.local.last = item
         super().append(item)
 

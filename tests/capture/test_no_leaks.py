@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
+from tests.capture.distill.conftest import ModelServer, openai_reply
 from tests.capture.helpers import add_message
-from tests.distill.conftest import ModelServer, openai_reply
 from tests.secrets_catalogue import CATALOGUE, Case
 
 WINDOW = 12

@@ -11,7 +11,7 @@ import pytest
 
 from daemon.config import load_settings
 from daemon.state import StateDB
-from tests.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
+from tests.capture.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
 
 PASS_BOUND_S = 30  # the acceptance bound for a pass against a broken server
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from tests.daemon.conftest import NotifySocket, wait_for
 from tests.e2e.fake_model import ScriptedModel
 from tests.e2e.opencode import OpenCodeHome, make_worktree, require_opencode
 from tests.e2e.test_opencode_harness import load_scenario
+from tests.service.conftest import NotifySocket, wait_for
 
 
 def notes(folder: Path) -> list[Path]:

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.conftest import wait_for
 from tests.e2e.fake_model import ScriptedModel, message_text
 from tests.e2e.opencode import OpenCodeHome, make_worktree, require_opencode
 from tests.e2e.test_opencode_harness import load_scenario
+from tests.service.conftest import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ import pytest
 from daemon.config import load_settings
 from daemon.service.context_server import ContextServer, request
 from tests.conftest import OPENCODE_FIXTURE
-from tests.daemon.conftest import daemon, daemon_env, notify, wait_for  # noqa: F401 - fixtures
+from tests.service.conftest import wait_for
 
 
 @pytest.fixture

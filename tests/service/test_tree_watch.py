@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tests.daemon.conftest import daemon, daemon_env, notify, wait_for  # noqa: F401 - fixtures
+from tests.service.conftest import wait_for
 
 MEMORY = "---\ntitle: {title}\nkind: fact\n---\nThe API listens on {port}.\n"
 

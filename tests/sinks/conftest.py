@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.conftest import daemon, daemon_env, notify  # noqa: F401 - the daemon tests' fixtures
+from tests.service.conftest import daemon, daemon_env, notify  # noqa: F401 - the daemon tests' fixtures
 from tests.sinks.cognee_server import CogneeServer, missing_reason
 
 # Read at import: the `home` fixture clears MEMORYD_* variables for each test.

@@ -16,7 +16,7 @@ from daemon.sinks.cognee import CogneeClient, SinkError
 from daemon.sinks.outbox import Outbox
 from daemon.state import StateDB
 from tests.capture.helpers import add_message
-from tests.daemon.conftest import wait_for
+from tests.service.conftest import wait_for
 from tests.sinks.conftest import write_config
 
 

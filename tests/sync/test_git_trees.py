@@ -117,7 +117,7 @@ def test_the_gitignore_block_keeps_the_users_lines():
 
 
 def test_a_pull_under_the_running_daemon_is_reconciled_without_writes(tmp_path, fixture_db, daemon, notify):
-    from tests.daemon.conftest import wait_for
+    from tests.service.conftest import wait_for
 
     remote = tmp_path / "memory.git"
     one = Machine(tmp_path / "one", fixture_db)

@@ -8,10 +8,10 @@ import time
 from daemon.config import load_settings
 from daemon.service.loop import Daemon
 from daemon.service.notify import Notifier
+from tests.capture.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
 from tests.capture.helpers import add_message
-from tests.daemon.conftest import wait_for
-from tests.daemon.test_daemon import session_notes
-from tests.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
+from tests.service.conftest import wait_for
+from tests.service.test_daemon import session_notes
 
 
 def test_a_session_that_goes_quiet_is_captured_without_another_event(home, fixture_db, fixture_sessions, daemon, notify):

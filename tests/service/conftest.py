@@ -1,4 +1,4 @@
-"""A real `memoryd run` process, with a real notify socket, for the daemon tests."""
+"""A real `memoryd run` process and a real notify socket: fixtures for the service tests (sinks and sync import them)."""
 
 from __future__ import annotations
 

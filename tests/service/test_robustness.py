@@ -14,10 +14,10 @@ import time
 from daemon.config import load_settings
 from daemon.service.loop import EXIT_START_FAILED, Daemon
 from daemon.service.notify import Notifier
+from tests.capture.distill.conftest import ModelServer, Reply
 from tests.capture.helpers import add_message, max_time
-from tests.daemon.conftest import wait_for
-from tests.daemon.test_daemon import session_notes
-from tests.distill.conftest import ModelServer, Reply
+from tests.service.conftest import wait_for
+from tests.service.test_daemon import session_notes
 
 
 def events(output: str) -> list[str]:

@@ -9,7 +9,7 @@ import sys
 import frontmatter
 
 from tests.capture.helpers import add_message, max_time
-from tests.daemon.conftest import wait_for
+from tests.service.conftest import wait_for
 
 
 def session_notes(home):
