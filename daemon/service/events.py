@@ -1,0 +1,75 @@
+"""Which file-system events mean work: the watchdog handlers of the daemon loop.
+
+They run on the observer thread, so they only decide and call back; the loop marks the
+work as due and its worker does it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from daemon.memory.roots import MemoryRoot, classify_path
+
+
+class DatabaseEvents:
+    """watchdog handler: changes to opencode.db and its WAL mean "look again"."""
+
+    def __init__(self, db_name: str, callback: Callable[[bool], None]) -> None:
+        self.names = {db_name, f"{db_name}-wal"}
+        self.db_name = db_name
+        self.callback = callback
+
+    def dispatch(self, event: Any) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        names = {Path(event.src_path).name, Path(getattr(event, "dest_path", "") or "").name}
+        if not names & self.names:
+            return
+        replaced = self.db_name in names and event.event_type in ("created", "deleted", "moved")
+        self.callback(replaced)
+
+
+class TreeEvents:
+    """watchdog handler: a change to a memory (not to compiled output) means "refresh the tree"."""
+
+    def __init__(self, root: MemoryRoot, callback: Callable[[Path], None]) -> None:
+        self.root = root
+        self.callback = callback
+
+    def dispatch(self, event: Any) -> None:
+        if _relevant(self.root, event):
+            self.callback(self.root.path)
+
+
+def _relevant(root: MemoryRoot, event: Any) -> bool:
+    """True when an event can change what the tree's index or compiled files should hold.
+
+    compile's own writes (index.md, ROOT.md, renamed into place from a hidden temp file)
+    and a folder's "modified" (any file in it changed) are echoes, never work; a deleted
+    compiled file is, since compile puts it back.
+    """
+    if event.event_type in ("opened", "closed_no_write") or (event.is_directory and event.event_type == "modified"):
+        return False
+    for raw in (event.src_path, getattr(event, "dest_path", "")):
+        if not raw:
+            continue
+        path = Path(os.fsdecode(raw))
+        if event.is_directory:
+            if _is_category_folder(root, path):
+                return True
+            continue
+        what = classify_path(root, path)
+        if what == "memory" or (what == "compiled" and event.event_type == "deleted"):
+            return True
+    return False
+
+
+def _is_category_folder(root: MemoryRoot, path: Path) -> bool:
+    try:
+        parts = path.relative_to(root.path).parts
+    except ValueError:
+        return False
+    return len(parts) == 1 and not parts[0].startswith(".")
