@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -288,6 +288,73 @@ def read_log(
     return entries, position
 
 
+class _LogTail:
+    """One log file read in whole lines; `pending` holds the last line until it ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handle: Any = None
+        self.pending = b""
+
+    def reopen(self) -> None:
+        try:
+            self.handle = self.path.open("rb")
+        except FileNotFoundError:
+            self.handle = None
+
+    def start_at(self, start: FilePosition | None) -> None:
+        """Open the file at `start` (None: at its end)."""
+        self.reopen()
+        if self.handle is None:
+            return
+        status = os.fstat(self.handle.fileno())
+        if start is None:
+            self.handle.seek(status.st_size)
+        elif status.st_ino == start.inode and start.offset <= status.st_size:
+            self.handle.seek(start.offset)
+        # Otherwise the file was replaced or truncated since `start`: read it all.
+
+    def drain(self) -> Iterator[str]:
+        while self.handle is not None and (chunk := self.handle.read(65536)):
+            self.pending += chunk
+            *complete, self.pending = self.pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode("utf-8", "replace").rstrip("\r")
+
+    def flush_partial(self) -> Iterator[str]:
+        if self.pending:
+            yield self.pending.decode("utf-8", "replace")
+            self.pending = b""
+
+    def follow_file(self) -> Generator[str, None, bool]:
+        """Catch up with a file created, rotated or truncated since the last read; yield what
+        the old one still held. Returns whether there is anything new to read at once."""
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:
+            current = None  # between a rotation's rename and the new file
+        if self.handle is None:
+            if current is None:
+                return False
+            self.reopen()
+        elif current is not None and current.st_ino != os.fstat(self.handle.fileno()).st_ino:
+            # Rotated: what the writer put in the old file before the rename is read first.
+            yield from self.drain()
+            yield from self.flush_partial()
+            self.handle.close()
+            self.reopen()
+        elif current is not None and current.st_size < self.handle.tell():
+            yield from self.flush_partial()
+            self.handle.seek(0)
+        else:
+            return False
+        return True
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
 def follow_log(
     path: Path,
     start: FilePosition | None = None,
@@ -300,66 +367,18 @@ def follow_log(
     Survives rotation (the file renamed and recreated: the old one is drained first),
     truncation (read again from the top) and a briefly missing file. Ends when `stop()`.
     """
-    handle = None
-    pending = b""
-
-    def open_current() -> Any:
-        try:
-            return path.open("rb")
-        except FileNotFoundError:
-            return None
-
-    def drain() -> Iterator[str]:
-        nonlocal pending
-        while handle is not None and (chunk := handle.read(65536)):
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for raw in complete:
-                yield raw.decode("utf-8", "replace").rstrip("\r")
-
-    def flush_partial() -> Iterator[str]:
-        nonlocal pending
-        if pending:
-            yield pending.decode("utf-8", "replace")
-            pending = b""
-
+    tail = _LogTail(path)
     try:
-        handle = open_current()
-        if handle is not None:
-            size = os.fstat(handle.fileno()).st_size
-            if start is None:
-                handle.seek(size)
-            elif os.fstat(handle.fileno()).st_ino == start.inode and start.offset <= size:
-                handle.seek(start.offset)
-            # Otherwise the file was replaced or truncated since `start`: read it all.
+        tail.start_at(start)
         while not stop():
-            before = len(pending)
+            before = len(tail.pending)
             produced = False
-            for line in drain():
+            for line in tail.drain():
                 produced = True
                 yield line
-            if produced or len(pending) != before:
+            if produced or len(tail.pending) != before:
                 continue
-            try:
-                current = os.stat(path)
-            except FileNotFoundError:
-                current = None  # between a rotation's rename and the new file
-            if handle is None:
-                if current is not None:
-                    handle = open_current()
-                    continue
-            elif current is not None and current.st_ino != os.fstat(handle.fileno()).st_ino:
-                # Rotated: what the writer put in the old file before the rename is read first.
-                yield from drain()
-                yield from flush_partial()
-                handle.close()
-                handle = open_current()
-                continue
-            elif current is not None and current.st_size < handle.tell():
-                yield from flush_partial()
-                handle.seek(0)
-                continue
-            sleep(poll_s)
+            if not (yield from tail.follow_file()):
+                sleep(poll_s)
     finally:
-        if handle is not None:
-            handle.close()
+        tail.close()
