@@ -57,27 +57,37 @@ def distill(
     sessions failed or the model server could not be used (bad key, unreachable, …),
     2 bad usage or config.
     """
-    import sqlite3
+    from daemon.capture.pipeline import PassOptions
 
-    from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-    from daemon.config import ConfigError
-    from daemon.opencode.reader import SourceError, unreadable
-
-    settings = app.settings
     if show and not dry_run:
         fail("--show prints the notes a --dry-run would write: add --dry-run", EXIT_USAGE)
     if settle is not None:
-        settings.capture.settle_seconds = settle
+        app.settings.capture.settle_seconds = settle
     app.make_state_private()  # as `memoryd run` does
     app.setup_logging(stderr=False)
     _mention_running_daemon(app)
-    try:
-        capture = open_capture(settings, app.paths)
-    except (SourceError, ConfigError) as exc:
-        fail(str(exc), EXIT_USAGE)
     # A manual pass looks at every session (about 0.2 s per 10,000): it also finds edits
     # to old rows that the daemon's quick probes leave to its periodic reconcile.
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale, full_scan=True)
+    report, capture = _run_pass(app, options, show)
+    _compile_trees(app, report.notes.values())
+    _print_report(report, capture, verbose)
+    raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
+
+
+def _run_pass(app: AppContext, options, show: bool):
+    """Open the capture, run the pass (printing its notes with --show), close it; return
+    the report and the capture. Bad input ends the command with the usage status."""
+    import sqlite3
+
+    from daemon.capture.pipeline import close_capture, open_capture
+    from daemon.config import ConfigError
+    from daemon.opencode.reader import SourceError, unreadable
+
+    try:
+        capture = open_capture(app.settings, app.paths)
+    except (SourceError, ConfigError) as exc:
+        fail(str(exc), EXIT_USAGE)
     try:
         report = _run_with_progress(capture, options)
         if show:
@@ -88,10 +98,7 @@ def distill(
         fail(str(unreadable(app.paths.opencode_db, exc)), EXIT_USAGE)
     finally:
         close_capture(capture)
-
-    _compile_trees(app, report.notes.values())
-    _print_report(report, capture, verbose)
-    raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
+    return report, capture
 
 
 def _show_notes(capture, session_ids: list[str]) -> None:
