@@ -22,7 +22,7 @@ import asyncio
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -294,8 +294,6 @@ def instructions(service: MemoryService) -> str:
 def build_server(service: MemoryService) -> MCPServer:
     """Return the MCP server whose tools call `service`."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
 
     server: MCPServer = MCPServer(
         SERVER_NAME,
@@ -304,6 +302,21 @@ def build_server(service: MemoryService) -> MCPServer:
         version=__version__,
         log_level="WARNING",
     )
+    run = _runner(service)
+    # Registration order is the order hosts list the tools in.
+    _add_recall_tool(server, run)
+    _add_changing_tools(server, run)
+    _add_browsing_tools(server, run)
+    return server
+
+
+Run = Callable[..., Awaitable[str]]
+
+
+def _runner(service: MemoryService) -> Run:
+    """Return `run(operation, *args)`: the operation on the service's worker thread, its
+    anticipated failures turned into the tool errors the model reads."""
+    from mcp.server.mcpserver.exceptions import ToolError
 
     async def run(operation: Callable[..., str], *args: Any) -> str:
         try:
@@ -311,14 +324,30 @@ def build_server(service: MemoryService) -> MCPServer:
         except ToolFailure as exc:
             raise ToolError(str(exc)) from exc
 
-    @server.tool(
-        description=(
-            "Search long-term memory (decisions, facts, gotchas, lessons, past sessions) of this project "
-            "and the global tree. Use at the start of a task and before retrying an approach. Returns "
-            "title, kind, scope, date, id, path and a 500-character preview per match, best first."
-        ),
-        annotations=ToolAnnotations(title="Recall memories", read_only_hint=True, open_world_hint=False),
-        structured_output=False,
+    return run
+
+
+def _tool(server: MCPServer, title: str, description: str, *, writes: bool = False, destructive: bool = False) -> Any:
+    """The decorator registering a tool, with what a host may assume of it: it only reads,
+    or it writes (idempotently; `destructive` when it deletes); it never leaves this machine."""
+    from mcp.types import ToolAnnotations
+
+    if writes:
+        annotations = ToolAnnotations(
+            title=title, read_only_hint=False, destructive_hint=destructive, idempotent_hint=True, open_world_hint=False
+        )
+    else:
+        annotations = ToolAnnotations(title=title, read_only_hint=True, open_world_hint=False)
+    return server.tool(description=description, annotations=annotations, structured_output=False)
+
+
+def _add_recall_tool(server: MCPServer, run: Run) -> None:
+    @_tool(
+        server,
+        "Recall memories",
+        "Search long-term memory (decisions, facts, gotchas, lessons, past sessions) of this project "
+        "and the global tree. Use at the start of a task and before retrying an approach. Returns "
+        "title, kind, scope, date, id, path and a 500-character preview per match, best first.",
     )
     async def recall(
         query: Annotated[str, Field(description="A few words or identifiers to look for, e.g. 'postgres migration'.")],
@@ -327,16 +356,15 @@ def build_server(service: MemoryService) -> MCPServer:
     ) -> str:
         return await run(MemoryService.recall, query, limit, scope)
 
-    @server.tool(
-        description=(
-            "Save a durable memory as a Markdown file: a decision and why, a gotcha, a lesson (what failed "
-            "or worked), a fact, a preference. The same title in the same scope updates that memory "
-            "instead of adding one. Credentials are refused: nothing is written."
-        ),
-        annotations=ToolAnnotations(
-            title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
-        structured_output=False,
+
+def _add_changing_tools(server: MCPServer, run: Run) -> None:
+    @_tool(
+        server,
+        "Remember",
+        "Save a durable memory as a Markdown file: a decision and why, a gotcha, a lesson (what failed "
+        "or worked), a fact, a preference. The same title in the same scope updates that memory "
+        "instead of adding one. Credentials are refused: nothing is written.",
+        writes=True,
     )
     async def remember(
         kind: Annotated[
@@ -356,17 +384,15 @@ def build_server(service: MemoryService) -> MCPServer:
     ) -> str:
         return await run(MemoryService.remember, kind, title, body, tags, expires, scope)
 
-    @server.tool(
-        description=(
-            "Delete a memory. By id (from recall or list_memories): deleted wherever it is. By query: "
-            "only this project and the global tree are searched, every word must match, and only a "
-            "single match is deleted; several matches are listed and nothing is deleted, so call "
-            "again with the id of each one to delete."
-        ),
-        annotations=ToolAnnotations(
-            title="Forget", read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
-        structured_output=False,
+    @_tool(
+        server,
+        "Forget",
+        "Delete a memory. By id (from recall or list_memories): deleted wherever it is. By query: "
+        "only this project and the global tree are searched, every word must match, and only a "
+        "single match is deleted; several matches are listed and nothing is deleted, so call "
+        "again with the id of each one to delete.",
+        writes=True,
+        destructive=True,
     )
     async def forget(
         id: Annotated[str | None, Field(description="The memory's id, e.g. '3f9a1c2b7d4e'.")] = None,  # noqa: A002
@@ -374,26 +400,24 @@ def build_server(service: MemoryService) -> MCPServer:
     ) -> str:
         return await run(MemoryService.forget, id, query)
 
-    @server.tool(
-        description=(
-            "Read one whole memory by id (its file: frontmatter and body). Without an id: the inventory "
-            "of this project's and the global memories (titles, kinds, dates, ids; lessons first)."
-        ),
-        annotations=ToolAnnotations(title="Inspect memory", read_only_hint=True, open_world_hint=False),
-        structured_output=False,
+
+def _add_browsing_tools(server: MCPServer, run: Run) -> None:
+    @_tool(
+        server,
+        "Inspect memory",
+        "Read one whole memory by id (its file: frontmatter and body). Without an id: the inventory "
+        "of this project's and the global memories (titles, kinds, dates, ids; lessons first).",
     )
     async def inspect(
         id: Annotated[str | None, Field(description="The memory's id; omit for the inventory.")] = None,  # noqa: A002
     ) -> str:
         return await run(MemoryService.inspect, id)
 
-    @server.tool(
-        description=(
-            "List memories newest first (title, kind, scope, date, id, path), optionally of one kind. "
-            "To find memories about something, recall is better."
-        ),
-        annotations=ToolAnnotations(title="List memories", read_only_hint=True, open_world_hint=False),
-        structured_output=False,
+    @_tool(
+        server,
+        "List memories",
+        "List memories newest first (title, kind, scope, date, id, path), optionally of one kind. "
+        "To find memories about something, recall is better.",
     )
     async def list_memories(
         kind: Annotated[str | None, Field(description="Only this kind: decision, lesson, session…")] = None,
@@ -401,8 +425,6 @@ def build_server(service: MemoryService) -> MCPServer:
         scope: Scope = "all",
     ) -> str:
         return await run(MemoryService.list_memories, kind, limit, scope)
-
-    return server
 
 
 def serve(settings: Settings, paths: Paths, project_dir: Path | None, *, explicit_project: bool = False) -> None:
