@@ -10,30 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from daemon.config import CogneeSinkSettings
 from daemon.logs import get_logger
 from daemon.sinks.cognee import CogneeClient, SinkError, Upload
 from daemon.sinks.outbox import DELETE, Entry, Outbox
+from daemon.sinks.report import DeliveryReport
 
 log = get_logger("memoryd.sinks")
-
-
-@dataclass
-class DeliveryReport:
-    added: int = 0
-    replaced: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    resent: int = 0  # sent again on request (`sink push --all`)
-    error: str = ""
-    cognify_run: str = ""
-    seconds: float = 0.0
-
-    @property
-    def sent(self) -> int:
-        return self.added + self.replaced + self.deleted + self.resent
 
 
 class Deliverer:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from daemon.config import Paths, Settings
+from daemon.sinks.report import DeliveryReport, Round
 from daemon.state import StateDB
 from daemon.timefmt import iso
 
@@ -23,21 +24,6 @@ def sink_roots(settings: Settings, paths: Paths, state: StateDB) -> list:
     from daemon.memory.roots import discover_roots
 
     return discover_roots(settings, paths, [Path(d) for d in sorted(state.project_dirs())])
-
-
-@dataclass
-class Round:
-    queued_puts: int = 0
-    queued_deletes: int = 0
-    added: int = 0
-    replaced: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    resent: int = 0
-    remaining: int = 0
-    error: str = ""
-    cognify_run: str = ""
-    seconds: float = 0.0
 
 
 class Sink:
@@ -75,7 +61,7 @@ class Sink:
 
         started = time.monotonic()
         filled = self.fill(force)
-        result = Round(queued_puts=filled.queued_puts, queued_deletes=filled.queued_deletes)
+        report = DeliveryReport()
         with delivery_lock(self.paths.state_dir, blocking=now) as held:
             if held:
                 if now:
@@ -90,12 +76,12 @@ class Sink:
                         progress(done, total)
 
                 report = self.deliverer.run(should_stop, step, resend=force)
-                result.added, result.replaced, result.deleted = report.added, report.replaced, report.deleted
-                result.unchanged, result.resent = report.unchanged, report.resent
-                result.error, result.cognify_run = report.error, report.cognify_run
-        result.remaining = self.outbox.stats()["queued"]
-        result.seconds = time.monotonic() - started
-        return result
+        return Round(
+            **{**asdict(report), "seconds": time.monotonic() - started},
+            queued_puts=filled.queued_puts,
+            queued_deletes=filled.queued_deletes,
+            remaining=self.outbox.stats()["queued"],
+        )
 
 
 def local_status(settings: Settings, state: StateDB) -> dict[str, Any] | None:
