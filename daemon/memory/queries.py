@@ -67,10 +67,6 @@ def _json_list(text: str) -> tuple[str, ...]:
     return () if text == "[]" else tuple(json.loads(text))
 
 
-def _json_list(text: str) -> tuple[str, ...]:
-    return () if text == "[]" else tuple(json.loads(text))
-
-
 class IndexQueries:
     """The read-only queries of the search index (mixed into SearchIndex)."""
 
