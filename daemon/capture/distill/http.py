@@ -20,8 +20,8 @@ import tenacity
 
 from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
 from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
-from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.grounding import grounded_note
+from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
 from daemon.scrub import redact
