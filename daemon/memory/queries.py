@@ -25,7 +25,7 @@ from daemon.memory.tree import Memory, Problem, title_key
 WEIGHTS = (4.0, 2.0, 2.0, 1.0)
 # How much a recall counter lifts a score: a small, logarithmic nudge, never a takeover.
 HIT_BOOST = 0.05
-MAX_TERM_SHARE = 0.05  # free-text search skips words held by more than this share of memories
+POSTINGS_BUDGET = 2000  # free-text search: rare words first, until they match this many memories
 CANDIDATES = 50  # free-text search ranks the index's best rows first, then filters them
 
 
@@ -277,12 +277,16 @@ class IndexQueries:
         if not terms or not scopes or limit < 1:
             return []
         counts = self._doc_counts(terms)
-        total = max(1, self._db.execute("SELECT count(*) FROM doc").fetchone()[0])
         present = [t for t in terms if counts.get(t)]
-        by_rarity = sorted(present, key=lambda t: (counts[t], terms.index(t)))
-        # Only words few memories hold; if every word is common (a small tree), all of them.
-        telling = [t for t in by_rarity if counts[t] <= total * MAX_TERM_SHARE] or by_rarity
-        chosen = telling[:max_terms]
+        # Rarest first, while their postings stay within budget: BM25's cost follows
+        # them, and the words most memories hold say little about which one is meant.
+        chosen: list[str] = []
+        postings = 0
+        for term in sorted(present, key=lambda t: (counts[t], terms.index(t)))[:max_terms]:
+            if chosen and postings + counts[term] > POSTINGS_BUDGET:
+                break
+            chosen.append(term)
+            postings += counts[term]
         if not chosen:
             return []
         expression = " OR ".join(tokenize.quote(t) for t in chosen)
