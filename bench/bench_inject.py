@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_memory import pct, queries, write_tree  # noqa: E402
+from bench.bench_memory import Corpus, pct, queries, write_tree  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,7 +76,10 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
     get("warm up")  # indexes nothing new: the trees were indexed before
     print(f"first answer (cold connection)         {(time.perf_counter() - start) * 1000:7.2f} ms")
     print(f"session start, same prompt again       {ms([get('why did the deploy fail') for _ in range(n)])}")
-    print(f"session start, a new prompt each       {ms([get(q) for q in first])}")
+    print(f"session start, a new query-like prompt {ms([get(q) for q in first])}   (recall queries: single common words too)")
+    corpus = Corpus(9)
+    sentences = [corpus.sentence() for _ in range(n)]
+    print(f"session start, a new sentence prompt   {ms([get(q) for q in sentences])}")
     rebuilt = []
     note = project / ".memory" / "lesson" / "bench-touch.md"
     for i in range(20):

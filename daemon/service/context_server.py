@@ -55,8 +55,7 @@ class ContextServer:
         self._settings = settings
         self._on_idle = on_idle
         self.log = get_logger("memoryd.socket")
-        self._local = threading.local()
-        self._connections: list[Any] = []
+        self._index_db: Any = None  # one read connection, used under `_build` only
         self._lock = threading.Lock()
         self._build = threading.Lock()
         self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
@@ -102,29 +101,26 @@ class ContextServer:
         if self.path is not None:
             self.path.unlink(missing_ok=True)
             self.path = None
-        with self._lock:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
         with self._build:
+            if self._index_db is not None:
+                self._index_db.close()
+                self._index_db = None
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None
 
     # -- answers ------------------------------------------------------------------
 
-    def _index(self) -> Any:
-        """This thread's read connection to the search index."""
+    def _index(self, settings: Settings, paths: Paths) -> Any:
+        """The search index, opened once (request threads are new for every request);
+        call with `_build` held."""
         from daemon.memory.index import open_index
 
-        settings, paths = self._settings()
-        index = getattr(self._local, "index", None)
-        if index is None or index.db_path != paths.index_db:
-            index = open_index(settings, paths)
-            self._local.index = index
-            with self._lock:
-                self._connections.append(index)
-        return index
+        if self._index_db is None or self._index_db.db_path != paths.index_db:
+            if self._index_db is not None:
+                self._index_db.close()
+            self._index_db = open_index(settings, paths)
+        return self._index_db
 
     def _version(self, db_path: Path) -> int:
         """The index's change counter, read on a connection that never writes, so that
@@ -148,10 +144,10 @@ class ContextServer:
             self._recent.move_to_end(directory)
             while len(self._recent) > WARM_FOLDERS:
                 self._recent.popitem(last=False)
-        index = self._index()  # opened first: it creates the database the probe reads
         # Misses are built one at a time: a first request for a tree indexes it, and
         # a concurrent reader must not see that half done.
         with self._build:
+            index = self._index(settings, paths)  # first: it creates the database the probe reads
             version = self._version(paths.index_db)
             if version != self._cache_version:
                 self._cache.clear()
