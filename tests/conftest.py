@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import structlog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OPENCODE_FIXTURE = FIXTURES / "opencode-1.18.33"
@@ -80,3 +83,19 @@ def no_leaked_threads():
         thread.join(timeout=2)
     leaked = [t for t in leaked if t.is_alive()]
     assert not leaked, f"test leaked threads: {[t.name for t in leaked]}"
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """setup_logging changes process-wide state; put it back for the next test."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        if handler not in handlers:
+            handler.close()
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
+    structlog.reset_defaults()

@@ -161,21 +161,6 @@ def test_read_log_leaves_a_half_written_line_to_follow(tmp_path: Path) -> None:
     assert position.offset == len(record(1, "info", "whole")) + 1
 
 
-@pytest.fixture
-def restore_logging():
-    """setup_logging changes process-wide state; put it back for the next test."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        if handler not in handlers:
-            handler.close()
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
-    structlog.reset_defaults()
-
 
 def test_reads_what_setup_logging_writes(tmp_path: Path, restore_logging) -> None:
     path = tmp_path / "state" / "memoryd.log"

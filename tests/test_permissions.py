@@ -3,7 +3,6 @@ the umask; a loose state folder is tightened; folders the user made are left alo
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import subprocess
@@ -12,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
@@ -49,20 +47,6 @@ def umask_zero() -> Iterator[None]:
     yield
     os.umask(previous)
 
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-        if handler not in handlers:
-            handler.close()
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
-    structlog.reset_defaults()
 
 
 def test_the_building_blocks_are_private_under_umask_zero(tmp_path, umask_zero, restore_logging):
