@@ -415,19 +415,11 @@ class Inventory:
     total: int
 
 
-def _day(memory: Memory) -> str:
-    return memory.newest.strftime("%Y-%m-%d")
-
-
-def inventory_line(memory: Memory) -> str:
-    """Return one inventory line: kind, title, date, scope and id."""
-    title = memory.title if len(memory.title) <= 80 else memory.title[:79] + "…"
-    rule = ", hard rule" if memory.hard_rule else ""
-    return f"- [{memory.kind}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
-
-
 def inventory(ws: Workspace, *, budget: int = INVENTORY_CHARS, refresh: bool = True) -> Inventory:
-    """Return the inventory a session sees: lessons first, then newest, within `budget` characters."""
+    """Return the inventory a session sees (lessons and gotchas first, then newest; project
+    before global), hard rules included and marked, within `budget` characters."""
+    from daemon.memory.context import inventory_lines
+
     roots = ws.roots("all")
     if refresh:
         ws.refresh(roots)
@@ -435,25 +427,9 @@ def inventory(ws: Workspace, *, budget: int = INVENTORY_CHARS, refresh: bool = T
     total = ws.index.count_visible(roots, now)
     if not total:
         return Inventory("No memories yet. Save one with `memoryd remember`.", 0, 0)
-    # Even the shortest line takes ~40 characters: more than budget/40 can never show.
-    ordered = ws.index.visible(roots, now, limit=budget // 40 + 1, lessons_first=True)
-    header = f"Memories: {total} (lessons first, then newest). `memoryd inspect ID` shows one."
-
-    def more(count: int) -> str:
-        return f"… {count} more: `memoryd list` or `memoryd recall QUERY`"
-
-    lines = [header]
-    used = len(header)
-    for number, memory in enumerate(ordered):
-        line = inventory_line(memory)
-        rest = total - number - 1
-        # Leave room for the "more" line unless this is the last entry.
-        reserve = 1 + len(more(rest)) if rest else 0
-        if used + 1 + len(line) + reserve > budget:
-            break
-        lines.append(line)
-        used += 1 + len(line)
-    shown = len(lines) - 1
-    if shown < total:
-        lines.append(more(total - shown))
-    return Inventory("\n".join(lines), shown, total)
+    header = f"Memories: {total} (lessons and gotchas first, then newest). `memoryd inspect ID` shows one."
+    lines, shown, total = inventory_lines(
+        ws.index, roots, now, budget - len(header) - 1,
+        hard_rules_too=True, more_hint="`memoryd list` or `memoryd recall QUERY`",
+    )  # fmt: skip
+    return Inventory("\n".join([header, *lines]), shown, total)

@@ -99,7 +99,8 @@ def _rule_line(memory: Memory) -> str:
 
 def _inventory_line(memory: Memory) -> str:
     title = _clip(_neutral(memory.title), 80)
-    return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}, id {memory.id})"
+    rule = ", hard rule" if memory.hard_rule else ""
+    return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
 
 
 def _inventory_order(memory: Memory) -> tuple:
@@ -113,7 +114,9 @@ def _inventory_order(memory: Memory) -> tuple:
     )
 
 
-def _inventory_candidates(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, cap: int) -> list[Memory]:
+def _inventory_candidates(
+    index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, cap: int, hard_rules_too: bool
+) -> list[Memory]:
     """At most `cap` memories of each group the inventory can show, in inventory order."""
     found: dict[str, Memory] = {}
     for kind in FIRST_KINDS:
@@ -127,19 +130,29 @@ def _inventory_candidates(index: SearchIndex, roots: Sequence[MemoryRoot], now: 
     rest = shown_project + (index.visible(roots, now, limit=more) if more else [])
     for memory in rest:
         found.setdefault(str(memory.path), memory)
-    return sorted((m for m in found.values() if not m.hard_rule), key=_inventory_order)
+    return sorted((m for m in found.values() if hard_rules_too or not m.hard_rule), key=_inventory_order)
 
 
-def render_inventory(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budget: int) -> str:
-    """The inventory: one line per memory, within `budget` characters, then how many more."""
-    total = index.count_visible(roots, now) - len(_hard_rules(index, roots, now))
-    if total <= 0:
-        return "No memories yet."
+def inventory_lines(
+    index: SearchIndex,
+    roots: Sequence[MemoryRoot],
+    now: datetime,
+    budget: int,
+    *,
+    hard_rules_too: bool = False,
+    more_hint: str = "memoryd_recall QUERY finds them",
+) -> tuple[list[str], int, int]:
+    """The inventory within `budget` characters: its lines, how many memories they show,
+    and how many there are. A session's block lists hard rules apart (`hard_rules_too`
+    false); `memoryd inspect` lists them here too, marked."""
+    total = index.count_visible(roots, now)
+    if not hard_rules_too:
+        total -= len(_hard_rules(index, roots, now))
     # The shortest line takes ~40 characters: more than budget/40 can never show.
-    ordered = _inventory_candidates(index, roots, now, budget // 40 + 1)
+    ordered = _inventory_candidates(index, roots, now, budget // 40 + 1, hard_rules_too)
 
     def more(count: int) -> str:
-        return f"… {count} more: memoryd_recall QUERY finds them"
+        return f"… {count} more: {more_hint}"
 
     lines: list[str] = []
     used = 0
@@ -151,9 +164,16 @@ def render_inventory(index: SearchIndex, roots: Sequence[MemoryRoot], now: datet
             break
         lines.append(line)
         used += len(line) + 1
-    if len(lines) < total:
-        lines.append(more(total - len(lines)))
-    return "\n".join(lines)
+    shown = len(lines)
+    if shown < total:
+        lines.append(more(total - shown))
+    return lines, shown, max(0, total)
+
+
+def render_inventory(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budget: int) -> str:
+    """The inventory of a session's block (hard rules are listed above it)."""
+    lines, _, total = inventory_lines(index, roots, now, budget)
+    return "\n".join(lines) if total else "No memories yet."
 
 
 def _bounded(rules: Sequence[Memory]) -> str:

@@ -199,13 +199,11 @@ class IndexQueries:
         kind: str | None = None,
         keep_global_hard_rules: bool = True,
         limit: int | None = None,
-        lessons_first: bool = False,
         listed_only: bool = False,
         hard_rules: bool = False,
     ) -> list[Memory]:
         """Return the live memories a caller with these roots sees, newest first.
 
-        `lessons_first` puts kind "lesson" ahead of everything else (the inventory order);
         `listed_only` keeps those with scenarios or a hard rule, `hard_rules` the hard rules.
         """
         if not roots:
@@ -219,8 +217,6 @@ class IndexQueries:
         elif listed_only:
             where += " AND (d.hard_rule = 1 OR d.scenarios != '[]')"
         order = "d.sort_ts DESC, d.title_key, d.path"
-        if lessons_first:
-            order = "(d.kind = 'lesson' COLLATE NOCASE) DESC, " + order
         if limit is not None:
             order += f" LIMIT {max(0, int(limit))}"
         return self._select(where, params, order)
