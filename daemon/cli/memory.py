@@ -358,7 +358,8 @@ def inspect(app: AppContext, memory_id: str | None, project: Path | None, as_jso
     """Show one memory by id, or without an ID the inventory a session sees.
 
     The inventory lists titles, kinds and dates (no bodies) of this project's and the
-    global memories, lessons first and then newest, in about 1,200 characters.
+    global memories, lessons and gotchas first, then newest, project before global, in about
+    1,200 characters; hard rules are marked. `memoryd context` shows the whole session block.
 
     \b
     Examples:
