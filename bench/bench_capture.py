@@ -59,14 +59,14 @@ def main() -> None:
         print(f"raw read + json.loads:   {raw:8.0f} sessions/s ({raw_s:.2f}s)")
 
         from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-        from daemon.config import load_settings
+        from daemon.config import Config, load_settings
         from daemon.logs import setup_logging
         from tests.capture.helpers import add_message, max_time
 
         settings, paths = load_settings()
         settings.capture.settle_seconds = 0
         setup_logging("info", paths.log_file, stderr=False)  # the file log costs what it costs in real use
-        capture = open_capture(settings, paths)
+        capture = open_capture(Config(settings, paths))
         start = time.perf_counter()
         report = capture.run_pass(PassOptions())
         full_s = time.perf_counter() - start

@@ -55,12 +55,13 @@ def ms(values: list[float]) -> str:
 
 
 def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
-    from daemon.config import load_settings
+    from daemon.config import Config, load_settings
     from daemon.service.context_server import ContextServer, request
 
     os.environ.update(env_for(home))
     settings, paths = load_settings()
-    server = ContextServer(lambda: (settings, paths), lambda _sid: None)
+    config = Config(settings, paths)
+    server = ContextServer(lambda: config, lambda _sid: None)
     sock = home / "s" / "memoryd.sock"
     server.start(sock)
     first = queries(n, seed=3)
@@ -145,10 +146,11 @@ def bench_plugin(home: Path, project: Path, sock: Path, steps: int) -> None:
     if binary is None:
         print("plugin step: skipped (run .ci/install-opencode for the Bun inside OpenCode)")
         return
-    from daemon.config import load_settings
+    from daemon.config import Config, load_settings
 
     settings, paths = load_settings()
-    server = ContextServer(lambda: (settings, paths), lambda _sid: None)
+    config = Config(settings, paths)
+    server = ContextServer(lambda: config, lambda _sid: None)
     server.start(sock)
     plugin = home / "memoryd-plugin.js"
     plugin.write_text(render_plugin([sys.executable, "-m", "daemon"], sock))

@@ -131,11 +131,11 @@ def score_corpus(corpus: Path, score: Score, show: bool) -> None:
             XDG_DATA_HOME=str(home / "data"), OPENCODE_DB=str(db),
         )
         from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-        from daemon.config import load_settings
+        from daemon.config import Config, load_settings
 
         settings, paths = load_settings()
         settings.capture.settle_seconds = 0
-        capture = open_capture(settings, paths)
+        capture = open_capture(Config(settings, paths))
         try:
             report = capture.run_pass(PassOptions())
         finally:

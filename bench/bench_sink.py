@@ -52,7 +52,7 @@ def write_notes(folder: Path, count: int) -> None:
 
 
 def bench_batch(home: Path, url: str, batch_size: int, notes: int) -> dict[str, float]:
-    from daemon.config import load_settings
+    from daemon.config import Config, load_settings
     from daemon.sinks.run import Sink
     from daemon.state import StateDB
 
@@ -67,7 +67,7 @@ def bench_batch(home: Path, url: str, batch_size: int, notes: int) -> dict[str, 
     )
     settings, paths = load_settings()
     state = StateDB(paths.state_db)
-    sink = Sink(settings, paths, state)
+    sink = Sink(Config(settings, paths), state)
     try:
         started = time.perf_counter()
         filled = sink.fill()

@@ -23,9 +23,9 @@ from pydantic_settings import (
 )
 
 # Paths live in a module without pydantic (quick commands import it alone); re-exported.
-from daemon.paths import Paths, default_config_file, resolve_paths
+from daemon.paths import Config, Paths, default_config_file, resolve_paths
 
-__all__ = ["ConfigError", "Paths", "Settings", "default_config_file", "load_settings", "resolve_paths"]
+__all__ = ["Config", "ConfigError", "Paths", "Settings", "default_config_file", "load_settings", "resolve_paths"]
 
 
 class ConfigError(Exception):

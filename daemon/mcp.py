@@ -39,7 +39,7 @@ from daemon.timefmt import format_time
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from daemon.config import Paths, Settings
+    from daemon.config import Config
     from daemon.memory.queries import Hit
     from daemon.memory.tree import Memory
 
@@ -120,10 +120,9 @@ class MemoryService:
     """
 
     def __init__(
-        self, settings: Settings, paths: Paths, project_dir: Path | None, *, explicit_project: bool = False
+        self, config: Config, project_dir: Path | None, *, explicit_project: bool = False
     ) -> None:
-        self.settings = settings
-        self.paths = paths
+        self.config = config
         self.project_dir = project_dir
         self.explicit_project = explicit_project
         self._ws: Workspace | None = None
@@ -133,9 +132,7 @@ class MemoryService:
 
     def workspace(self) -> Workspace:
         if self._ws is None:
-            self._ws = open_workspace(
-                self.settings, self.paths, self.project_dir, explicit_project=self.explicit_project
-            )
+            self._ws = open_workspace(self.config, self.project_dir, explicit_project=self.explicit_project)
         return self._ws
 
     def call(self, operation: Callable[..., T], *args: Any) -> T:
@@ -427,11 +424,11 @@ def _add_browsing_tools(server: MCPServer, run: Run) -> None:
         return await run(MemoryService.list_memories, kind, limit, scope)
 
 
-def serve(settings: Settings, paths: Paths, project_dir: Path | None, *, explicit_project: bool = False) -> None:
+def serve(config: Config, project_dir: Path | None, *, explicit_project: bool = False) -> None:
     """Serve the memory tools over stdio until the client closes the connection."""
     # Argument errors reach the model as text: spare it pydantic's documentation links.
     os.environ.setdefault("PYDANTIC_ERRORS_INCLUDE_URL", "0")
-    service = MemoryService(settings, paths, project_dir, explicit_project=explicit_project)
+    service = MemoryService(config, project_dir, explicit_project=explicit_project)
     log.info("mcp.starting", extra={"project_dir": str(project_dir)})
     try:
         build_server(service).run("stdio")

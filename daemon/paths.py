@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.config import Settings
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,15 @@ class Paths:
     def socket_file(self) -> Path:
         """Where `memoryd run` answers the OpenCode plugin (context, idle sessions)."""
         return self.state_dir / "memoryd.sock"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated settings and the paths they resolve to: what most of memoryd needs,
+    passed as one value (functions that need only one of the two take only that one)."""
+
+    settings: Settings
+    paths: Paths
 
 
 def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
@@ -118,8 +130,8 @@ def _namespace(value: Any) -> Any:
     return value
 
 
-def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> tuple[Any, Paths] | None:
-    """Return (settings, paths) from the cache if nothing they depend on changed, else None.
+def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> Config | None:
+    """Return the configuration from the cache if nothing it depends on changed, else None.
 
     The settings come back as plain attribute namespaces with the validated values.
     """
@@ -130,7 +142,7 @@ def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> tuple[Any
     if not isinstance(cached, dict) or cached.get("fingerprint") != settings_fingerprint(config_file, env):
         return None
     settings = _namespace(cached.get("settings"))
-    return settings, resolve_paths(settings, config_file, env)
+    return Config(settings, resolve_paths(settings, config_file, env))
 
 
 def write_cached_settings(values: dict[str, Any], config_file: Path, env: Mapping[str, str]) -> None:

@@ -9,15 +9,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from daemon.config import Paths, Settings
+from daemon.config import Config, Paths, Settings
 from daemon.timefmt import iso
 
 
-def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+def gather(config: Config, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json)."""
     from daemon.service.lock import read_lock
     from daemon.state import StateDB, StateUnusable
 
+    settings, paths = config.settings, config.paths
     now = clock()
     out: dict[str, Any] = {"paths": {
         "config": str(paths.config_file),
@@ -37,7 +38,7 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
 
     out["opencode"] = _opencode(paths, out["daemon"]["running"])
 
-    out["source"], newest = _source(settings, paths)
+    out["source"], newest = _source(config)
     if not paths.state_db.exists():
         out["state"] = None
         return out
@@ -50,17 +51,18 @@ def gather(settings: Settings, paths: Paths, clock: Callable[[], float] = time.t
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["sink"] = _sink(settings, state)
-        out["memory"] = _memory_roots(settings, paths, state)
+        out["memory"] = _memory_roots(config, state)
     finally:
         state.close()
     out["checked_at"] = iso(int(now * 1000))
     return out
 
 
-def _source(settings: Settings, paths: Paths) -> tuple[dict[str, Any], int | None]:
+def _source(config: Config) -> tuple[dict[str, Any], int | None]:
     """Whether OpenCode's database can be read, and its newest row (epoch ms)."""
     from daemon.opencode.reader import OpenCodeReader, SourceError, unreadable
 
+    settings, paths = config.settings, config.paths
     try:
         with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
             newest = reader.newest_update()
@@ -180,18 +182,18 @@ def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[s
     return out
 
 
-def _memory_roots(settings: Settings, paths: Paths, state: Any) -> list[dict[str, Any]]:
+def _memory_roots(config: Config, state: Any) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
     from daemon.memory.index import SearchIndexError, open_index
     from daemon.memory.roots import discover_roots
 
     rows: list[dict[str, Any]] = []
-    project_dirs = sorted(state.project_dirs()) if settings.memory.discover_projects else []
-    roots = [r for r in discover_roots(settings, paths, [Path(d) for d in project_dirs]) if r.path.is_dir()]
+    project_dirs = sorted(state.project_dirs()) if config.settings.memory.discover_projects else []
+    roots = [r for r in discover_roots(config, [Path(d) for d in project_dirs]) if r.path.is_dir()]
     if not roots:
         return rows
     try:
-        index = open_index(settings, paths)
+        index = open_index(config)
     except SearchIndexError as exc:
         return [
             {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [str(exc)], "problems_total": 1}

@@ -181,7 +181,7 @@ def test_validated_settings_are_cached_for_quick_commands(home):
     cache(settings, paths)
     cached = read_cached_settings(paths.config_file, os.environ)
     assert cached is not None
-    quick, quick_paths = cached
+    quick, quick_paths = cached.settings, cached.paths
     assert quick.llm.provider == settings.llm.provider and quick.capture.settle_seconds == 30
     assert quick_paths == paths
 

@@ -14,6 +14,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.turns import blocks
@@ -24,6 +25,9 @@ from daemon.memory.frontmatter import MemoryFileError, split_document
 from daemon.memory.index import SearchIndex, SearchIndexError
 from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
+
+if TYPE_CHECKING:
+    from daemon.config import Config
 
 log = get_logger("memoryd.capture.lessons")
 
@@ -94,10 +98,9 @@ class NoteMemories:
     batch is recorded) writes each touched memory once, however many notes stated it.
     """
 
-    def __init__(self, settings: object, paths: object) -> None:
-        self.settings = settings
-        self.paths = paths
-        self.enabled = bool(getattr(settings.notes, "extract_memories", True))  # type: ignore[attr-defined]
+    def __init__(self, config: Config) -> None:
+        self.settings, self.paths = config.settings, config.paths
+        self.enabled = config.settings.notes.extract_memories
         self._changes: dict[tuple[str, str, str], _Change] = {}
 
     def note_written(self, session_id: str, note_path: Path, title: str, previous: str, current: str) -> None:
@@ -130,7 +133,7 @@ class NoteMemories:
         if not changes:
             return
         try:
-            index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)  # type: ignore[attr-defined]
+            index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)
         except SearchIndexError as exc:
             # Notes come first: they are written; the memories wait for a usable index.
             log.warning("lesson.index_unusable", error=str(exc), memories=len(changes))
@@ -145,7 +148,7 @@ class NoteMemories:
             index.close()
 
     def _workspace(self, index: SearchIndex, note_root: Path) -> Workspace:
-        global_root = global_tree(self.paths)  # type: ignore[arg-type]
+        global_root = global_tree(self.paths)
         root = global_root if MemoryRoot(note_root, "global").path == global_root.path else MemoryRoot(note_root, "project")
         project = None if root is global_root else root
         # The daemon keeps the index current; a tree it has never seen is synced once.

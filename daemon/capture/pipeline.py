@@ -16,7 +16,7 @@ from daemon.capture.plan import Action, Identity, PassOptions, PassReport, is_st
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.run import Progress, run_pass
 from daemon.capture.transcript import Limits
-from daemon.config import Paths, Settings
+from daemon.config import Config
 from daemon.logs import get_logger
 from daemon.opencode.reader import OpenCodeReader, SessionInfo
 from daemon.state import StateDB, WriteFence
@@ -40,8 +40,7 @@ class Capture:
 
     def __init__(
         self,
-        settings: Settings,
-        paths: Paths,
+        config: Config,
         reader: OpenCodeReader,
         state: StateDB,
         distiller: Distiller,
@@ -49,8 +48,7 @@ class Capture:
         fallback: Distiller | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.settings = settings
-        self.paths = paths
+        self.settings, self.paths = config.settings, config.paths
         self.reader = reader
         self.state = state
         self.distiller = distiller
@@ -58,10 +56,10 @@ class Capture:
         self.fallback = fallback  # used when the model's budget is spent (llm.fallback)
         self.clock = clock
         self.log = get_logger("memoryd.capture")
-        self.limits = Limits.from_settings(settings.capture)
+        self.limits = Limits.from_settings(config.settings.capture)
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
         self.calls = 0  # distiller calls this process made (tests and the benchmark read it)
-        self.memories = NoteMemories(settings, paths)  # a note's lessons, gotchas, decisions
+        self.memories = NoteMemories(config)  # a note's lessons, gotchas, decisions
 
     def run_pass(self, options: PassOptions = PassOptions(), progress: Progress | None = None) -> PassReport:
         """Run one pass; return what happened (see daemon.capture.run.run_pass)."""
@@ -114,7 +112,7 @@ class Capture:
 
 
 def open_capture(
-    settings: Settings, paths: Paths, clock: Callable[[], float] = time.time, fence: WriteFence | None = None
+    config: Config, clock: Callable[[], float] = time.time, fence: WriteFence | None = None
 ) -> Capture:
     """Open the source, the state database and the configured distiller.
 
@@ -122,6 +120,7 @@ def open_capture(
     """
     from daemon.capture.distill.extractive import ExtractiveDistiller
 
+    settings, paths = config.settings, config.paths
     reader = OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms)
     try:
         state, rebuilt = StateDB.open_or_rebuild(paths.state_db, fence=fence)
@@ -131,7 +130,7 @@ def open_capture(
     if rebuilt:
         get_logger("memoryd.capture").warning("state.rebuilt", detail=rebuilt)
     if settings.llm.provider == "extractive":
-        return Capture(settings, paths, reader, state, ExtractiveDistiller(), clock=clock)
+        return Capture(config, reader, state, ExtractiveDistiller(), clock=clock)
     from daemon.capture.distill import factory
 
     try:
@@ -141,7 +140,7 @@ def open_capture(
         state.close()
         raise
     fallback = ExtractiveDistiller() if settings.llm.fallback == "extractive" else None
-    return Capture(settings, paths, reader, state, distiller, Identity(*identity), fallback, clock)
+    return Capture(config, reader, state, distiller, Identity(*identity), fallback, clock)
 
 
 def close_capture(capture: Capture) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from daemon.config import Paths, Settings
+    from daemon.config import Config, Paths, Settings
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran but some of its work failed
@@ -26,7 +26,7 @@ class AppContext:
         self.quick = False  # set by read-only commands that may use the settings cache
 
     @cached_property
-    def _loaded(self) -> tuple[Settings, Paths]:
+    def config(self) -> Config:
         if self.quick:
             # Settings validated by an earlier quick command, if nothing they depend on
             # has changed since: no pydantic import, half of `memoryd recall`'s time.
@@ -35,7 +35,7 @@ class AppContext:
             cached = read_cached_settings(Path(self.config_path or default_config_file()), os.environ)
             if cached is not None:
                 return cached
-        from daemon.config import ConfigError, load_settings
+        from daemon.config import Config, ConfigError, load_settings
 
         try:
             settings, paths = load_settings(self.config_path)
@@ -46,7 +46,7 @@ class AppContext:
             from daemon.paths import write_cached_settings
 
             write_cached_settings(settings.model_dump(mode="json"), paths.config_file, os.environ)
-        return settings, paths
+        return Config(settings, paths)
 
     def load_despite_errors(self) -> str | None:
         """For the commands one runs to find out what is wrong (status, logs, service
@@ -54,27 +54,27 @@ class AppContext:
 
         Returns the configuration error, or None when the configuration is valid.
         """
-        from daemon.config import ConfigError, Settings, load_settings, resolve_paths
+        from daemon.config import Config, ConfigError, Settings, load_settings, resolve_paths
         from daemon.paths import default_config_file
 
         try:
-            self.__dict__["_loaded"] = load_settings(self.config_path)
+            self.__dict__["config"] = Config(*load_settings(self.config_path))
             return None
         except ConfigError as exc:
             # Defaults only: neither the file nor the MEMORYD_… variables (either may be bad).
             settings = Settings.model_construct()
             paths = resolve_paths(settings, Path(self.config_path or default_config_file()))
-            self.__dict__["_loaded"] = (settings, paths)
+            self.__dict__["config"] = Config(settings, paths)
             click.echo(f"memoryd: configuration error (showing what the defaults give)\n{exc}", err=True)
             return str(exc)
 
     @property
     def settings(self) -> Settings:
-        return self._loaded[0]
+        return self.config.settings
 
     @property
     def paths(self) -> Paths:
-        return self._loaded[1]
+        return self.config.paths
 
     def make_state_private(self) -> None:
         """Tighten a state folder an older release or a loose umask left readable."""

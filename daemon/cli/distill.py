@@ -85,7 +85,7 @@ def _run_pass(app: AppContext, options, show: bool):
     from daemon.opencode.reader import SourceError, unreadable
 
     try:
-        capture = open_capture(app.settings, app.paths)
+        capture = open_capture(app.config)
     except (SourceError, ConfigError) as exc:
         fail(str(exc), EXIT_USAGE)
     try:
@@ -120,7 +120,7 @@ def _compile_trees(app: AppContext, notes: Iterable[str]) -> None:
         return
     global_root = global_tree(app.paths)
     try:
-        with open_index(app.settings, app.paths) as index:
+        with open_index(app.config) as index:
             for folder in folders:
                 root = global_root if folder.resolve() == global_root.path else MemoryRoot(folder, "project")
                 sync_and_compile(index, root, everything=False)

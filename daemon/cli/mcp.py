@@ -101,4 +101,4 @@ def mcp(app: AppContext, project: Path | None, client: str | None) -> None:
             err=True,
         )
     app.setup_logging(stderr=False)
-    serve(app.settings, app.paths, project or Path.cwd(), explicit_project=project is not None)
+    serve(app.config, project or Path.cwd(), explicit_project=project is not None)

@@ -73,7 +73,7 @@ def _workspace(app: AppContext, project: Path | None, *, reading: bool = False) 
 
     if project is not None and not project.is_dir():
         fail(f"--project {project}: no such directory")
-    ws = open_workspace(app.settings, app.paths, project or Path.cwd(), explicit_project=project is not None)
+    ws = open_workspace(app.config, project or Path.cwd(), explicit_project=project is not None)
     ws.trust_index = reading and _daemon_running(app)
     return ws
 

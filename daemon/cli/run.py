@@ -38,7 +38,7 @@ def run(app: AppContext) -> None:
     app.setup_logging(stderr=not os.environ.get("XPC_SERVICE_NAME"))
     # `kill -USR1 <pid>` prints every thread's stack to stderr: for "it seems stuck" reports.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    daemon = Daemon(app.settings, app.paths, app.config_path)
+    daemon = Daemon(app.config, app.config_path)
     try:
         code = daemon.run()
     except AlreadyRunning as exc:

@@ -50,7 +50,7 @@ def push(app: AppContext, everything: bool) -> None:
     app.setup_logging(stderr=False)
     state = StateDB(app.paths.state_db)
     try:
-        sink_ = Sink(app.settings, app.paths, state)
+        sink_ = Sink(app.config, state)
     except SinkError as exc:
         state.close()
         fail(str(exc))

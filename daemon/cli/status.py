@@ -22,7 +22,7 @@ def status(app: AppContext, as_json: bool) -> None:
     from daemon.status import format_status, gather
 
     config_error = app.load_despite_errors()  # a bad config is what one runs status to find
-    data = gather(app.settings, app.paths)
+    data = gather(app.config)
     if as_json:
         click.echo(json.dumps({**data, "config_error": config_error}, indent=2, ensure_ascii=False))
     else:

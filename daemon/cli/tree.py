@@ -30,7 +30,7 @@ _project_option = click.option(
 def _open_index(app: AppContext) -> SearchIndex:
     from daemon.memory.index import open_index
 
-    return open_index(app.settings, app.paths)
+    return open_index(app.config)
 
 
 def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:
@@ -39,7 +39,7 @@ def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> l
     from daemon.memory.roots import discover_roots
 
     return discover_roots(
-        app.settings, app.paths, [Path.cwd(), *projects, *_session_projects(app)], extra_roots=index.known_roots()
+        app.config, [Path.cwd(), *projects, *_session_projects(app)], extra_roots=index.known_roots()
     )
 
 

@@ -42,7 +42,7 @@ from daemon.sqlscript import split_sql
 from daemon.timefmt import format_time
 
 if TYPE_CHECKING:
-    from daemon.config import Paths, Settings
+    from daemon.config import Config
 
 log = logging.getLogger("memoryd.memory.index")
 
@@ -54,9 +54,10 @@ BATCH = 250
 RACY_NS = 2_000_000_000
 
 
-def open_index(settings: Settings, paths: Paths) -> SearchIndex:
+def open_index(config: Config) -> SearchIndex:
     """Open the search index as configured (its file, busy timeout and memory-file size cap)."""
-    return SearchIndex(paths.index_db, settings.source.busy_timeout_ms, settings.memory.max_file_bytes)
+    settings = config.settings
+    return SearchIndex(config.paths.index_db, settings.source.busy_timeout_ms, settings.memory.max_file_bytes)
 
 
 class SearchIndexError(Exception):

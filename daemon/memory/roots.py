@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from daemon.memory.frontmatter import MemoryFileError
 
 if TYPE_CHECKING:
-    from daemon.config import Paths, Settings
+    from daemon.config import Config, Paths
 
 Scope = Literal["global", "project"]
 
@@ -93,11 +93,10 @@ def global_tree(paths: Paths) -> MemoryRoot:
     return MemoryRoot(paths.global_root, "global")
 
 
-def roots_for(settings: Settings, paths: Paths, project_dir: Path | None) -> list[MemoryRoot]:
+def roots_for(paths: Paths, project_dir: Path | None) -> list[MemoryRoot]:
     """Return the global root and, given a directory, the project root it belongs to.
 
-    The roots need not exist yet (`remember` creates them). `settings` is taken so that
-    callers need not change when roots become configurable per caller.
+    The roots need not exist yet (`remember` creates them).
     """
     roots = [global_tree(paths)]
     if project_dir is not None:
@@ -108,8 +107,7 @@ def roots_for(settings: Settings, paths: Paths, project_dir: Path | None) -> lis
 
 
 def discover_roots(
-    settings: Settings,
-    paths: Paths,
+    config: Config,
     project_dirs: Iterable[Path] = (),
     extra_roots: Iterable[MemoryRoot] = (),
 ) -> list[MemoryRoot]:
@@ -118,8 +116,8 @@ def discover_roots(
     `project_dirs` are directories OpenCode sessions ran in (or the caller's own);
     `extra_roots` are roots known from elsewhere (e.g. the index). Missing trees are left out.
     """
-    candidates = [global_tree(paths)]
-    dirs = [Path(p).expanduser() for p in settings.memory.project_roots]
+    candidates = [global_tree(config.paths)]
+    dirs = [Path(p).expanduser() for p in config.settings.memory.project_roots]
     dirs.extend(Path(p) for p in project_dirs)
     candidates.extend(project_tree(d) for d in dirs)
     candidates.extend(extra_roots)

@@ -14,7 +14,7 @@ from daemon.memory.index import SearchIndex, open_index
 from daemon.memory.roots import MemoryRoot, global_tree, is_in_worktree, project_tree
 
 if TYPE_CHECKING:
-    from daemon.config import Paths, Settings
+    from daemon.config import Config
 
 ScopeChoice = Literal["project", "global", "all"]
 SCOPES: tuple[ScopeChoice, ...] = ("project", "global", "all")
@@ -121,15 +121,14 @@ class Workspace:
 
 
 def open_workspace(
-    settings: Settings,
-    paths: Paths,
+    config: Config,
     project_dir: Path | None,
     *,
     explicit_project: bool = False,
     index: SearchIndex | None = None,
 ) -> Workspace:
     """Return the workspace of a caller in `project_dir` (None: global only)."""
-    index = index or open_index(settings, paths)
+    index = index or open_index(config)
     project = project_tree(project_dir) if project_dir is not None else None
     real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
-    return Workspace(index, global_tree(paths), project, real)
+    return Workspace(index, global_tree(config.paths), project, real)

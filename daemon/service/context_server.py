@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from daemon.config import Paths, Settings
+from daemon.config import Config
 from daemon.logs import get_logger
 
 CACHE_ENTRIES = 256
@@ -49,10 +49,10 @@ class ContextServer:
 
     def __init__(
         self,
-        settings: Callable[[], tuple[Settings, Paths]],
+        config: Callable[[], Config],
         on_idle: Callable[[str], None],
     ) -> None:
-        self._settings = settings
+        self._config = config  # the daemon's current one (a reload replaces it)
         self._on_idle = on_idle
         self.log = get_logger("memoryd.socket")
         self._index_db: Any = None  # one read connection, used under `_build` only
@@ -111,15 +111,15 @@ class ContextServer:
 
     # -- answers ------------------------------------------------------------------
 
-    def _index(self, settings: Settings, paths: Paths) -> Any:
+    def _index(self, config: Config) -> Any:
         """The search index, opened once (request threads are new for every request);
         call with `_build` held."""
         from daemon.memory.index import open_index
 
-        if self._index_db is None or self._index_db.db_path != paths.index_db:
+        if self._index_db is None or self._index_db.db_path != config.paths.index_db:
             if self._index_db is not None:
                 self._index_db.close()
-            self._index_db = open_index(settings, paths)
+            self._index_db = open_index(config)
         return self._index_db
 
     def _version(self, db_path: Path) -> int:
@@ -137,7 +137,8 @@ class ContextServer:
         from daemon.memory.context import context_payload
         from daemon.memory.workspace import open_workspace
 
-        settings, paths = self._settings()
+        config = self._config()
+        settings, paths = config.settings, config.paths
         key = (directory, prompt, id(settings))
         with self._lock:
             self._recent[directory] = None
@@ -147,7 +148,7 @@ class ContextServer:
         # Misses are built one at a time: a first request for a tree indexes it, and
         # a concurrent reader must not see that half done.
         with self._build:
-            index = self._index(settings, paths)  # first: it creates the database the probe reads
+            index = self._index(config)  # first: it creates the database the probe reads
             version = self._version(paths.index_db)
             if version != self._cache_version:
                 self._cache.clear()
@@ -158,7 +159,7 @@ class ContextServer:
                 self._cache.move_to_end(key)
                 return cached
             where = Path(directory) if directory else None
-            ws = open_workspace(settings, paths, where, index=index)
+            ws = open_workspace(config, where, index=index)
             ws.trust_index = True  # the daemon keeps the trees it watches indexed
             payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable)
             if self._version(paths.index_db) != version:  # a commit meanwhile: keep nothing

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.config import Paths, Settings
+from daemon.config import Config
 from daemon.logs import get_logger
 from daemon.timefmt import iso
 
@@ -31,16 +31,16 @@ class CaptureResult:
 class Jobs:
     """Capture, tree refresh and sweep for `memoryd run`."""
 
-    def __init__(self, settings: Settings, paths: Paths, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         from daemon.state import StateDB, WriteFence
 
-        self.settings = settings
-        self.paths = paths
+        self.config = config
+        self.settings, self.paths = config.settings, config.paths
         self.clock = clock
         self.log = get_logger("memoryd.jobs")
         # Closed by request_stop(): after it, no connection of this daemon writes state.
         self.fence = WriteFence()
-        self.state, rebuilt = StateDB.open_or_rebuild(paths.state_db, self.fence)
+        self.state, rebuilt = StateDB.open_or_rebuild(self.paths.state_db, self.fence)
         if rebuilt:
             self.log.warning("state.rebuilt", detail=rebuilt)
         self.index = self._open_index()
@@ -64,7 +64,7 @@ class Jobs:
         from daemon.state import move_aside
 
         try:
-            return open_index(self.settings, self.paths)
+            return open_index(self.config)
         except SearchIndexError as exc:
             aside = move_aside(self.paths.index_db)
             cause = exc.__cause__ or exc
@@ -74,7 +74,7 @@ class Jobs:
             )
             self.log.warning("index.rebuilt", detail=note)
             self.state.set_meta("index_rebuilt", f"{iso(int(self.clock() * 1000))} {note}")
-            return open_index(self.settings, self.paths)
+            return open_index(self.config)
 
     # -- capture -----------------------------------------------------------------------
 
@@ -93,7 +93,7 @@ class Jobs:
             self.log.info("source.reopened", db=str(self.paths.opencode_db))
         if self._capture is None:
             try:
-                self._capture = open_capture(self.settings, self.paths, self.clock, fence=self.fence)
+                self._capture = open_capture(self.config, self.clock, fence=self.fence)
             except (SourceError, ConfigError) as exc:
                 self._source_failed(str(exc))
                 return None
@@ -194,7 +194,7 @@ class Jobs:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
         from daemon.memory.roots import discover_roots
 
-        roots = discover_roots(self.settings, self.paths, [Path(d) for d in sorted(self._project_dirs)])
+        roots = discover_roots(self.config, [Path(d) for d in sorted(self._project_dirs)])
         self._roots = {root.path: root for root in roots}
         return roots
 

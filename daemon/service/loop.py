@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.config import ConfigError, Paths, Settings, load_settings
+from daemon.config import Config, ConfigError, Paths, Settings, load_settings
 from daemon.logs import get_logger
 from daemon.service.events import DatabaseEvents, TreeEvents
 from daemon.service.queue import WorkQueue
@@ -53,16 +53,14 @@ class Daemon:
 
     def __init__(
         self,
-        settings: Settings,
-        paths: Paths,
+        config: Config,
         config_path: Path | None = None,
         notifier: Any = None,
-        jobs_factory: Callable[[Settings, Paths], Any] | None = None,
+        jobs_factory: Callable[[Config], Any] | None = None,
     ) -> None:
         from daemon.service.notify import Notifier
 
-        self.settings = settings
-        self.paths = paths
+        self.config = config  # replaced as a whole on reload
         self.config_path = config_path
         self.notifier = notifier or Notifier()
         self.log = get_logger("memoryd.daemon")
@@ -188,6 +186,14 @@ class Daemon:
         self._reload.set()
         self._wake.set()
 
+    @property
+    def settings(self) -> Settings:
+        return self.config.settings
+
+    @property
+    def paths(self) -> Paths:
+        return self.config.paths
+
     def _healthy(self) -> bool:
         """The worker is idle, or busy for less than a long model call could take."""
         busy = self.health.busy_since
@@ -215,7 +221,7 @@ class Daemon:
         self._stop_watchers()
         moved = paths.socket_file != self.paths.socket_file
         self._stop_sink()
-        self.settings, self.paths = settings, paths
+        self.config = Config(settings, paths)
         self.queue = WorkQueue()
         self._start()
         if moved:
@@ -229,7 +235,7 @@ class Daemon:
     def _start_socket(self) -> None:
         from daemon.service.context_server import ContextServer
 
-        self._socket = ContextServer(lambda: (self.settings, self.paths), self.session_idle)
+        self._socket = ContextServer(lambda: self.config, self.session_idle)
         self._socket.start(self.paths.socket_file)
 
     def session_idle(self, session_id: str) -> None:
@@ -251,7 +257,7 @@ class Daemon:
         # busy worker behind, the old one finishes its item with its own jobs, closes
         # them and ends; it never touches the new worker's.
         try:
-            jobs = self._jobs_factory(self.settings, self.paths)
+            jobs = self._jobs_factory(self.config)
         except BaseException as exc:  # noqa: BLE001 - handed to _start, which stops the daemon
             self._start_error = exc
             self._jobs_ready.set()
@@ -319,7 +325,7 @@ class Daemon:
         if enabled(self.settings):
             from daemon.service.sinkworker import SinkWorker
 
-            self._sink = SinkWorker(self.settings, self.paths)
+            self._sink = SinkWorker(self.config)
             self._sink.start()
 
     def _stop_sink(self) -> None:
@@ -434,7 +440,7 @@ class _WakingEvent(threading.Event):
         self._wake_also.set()
 
 
-def _default_jobs(settings: Settings, paths: Paths) -> Any:
+def _default_jobs(config: Config) -> Any:
     from daemon.service.jobs import Jobs
 
-    return Jobs(settings, paths)
+    return Jobs(config)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from daemon.config import Paths, Settings
+from daemon.config import Config
 from daemon.logs import get_logger
 
 IDLE_S = 3600.0  # nothing due: sleep until woken (or this long)
@@ -19,9 +19,9 @@ IDLE_S = 3600.0  # nothing due: sleep until woken (or this long)
 class SinkWorker:
     """Runs `Sink.round` on a thread of its own until stopped."""
 
-    def __init__(self, settings: Settings, paths: Paths) -> None:
-        self.settings = settings
-        self.paths = paths
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.settings, self.paths = config.settings, config.paths
         self.log = get_logger("memoryd.sink")
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -49,7 +49,7 @@ class SinkWorker:
 
         state = StateDB(self.paths.state_db)
         try:
-            sink = Sink(self.settings, self.paths, state)
+            sink = Sink(self.config, state)
         except SinkError as exc:
             self.log.error("sink.unusable", error=str(exc))
             state.close()

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from daemon.config import Paths, Settings
+from daemon.config import Config, Settings
 from daemon.sinks.report import DeliveryReport, Round
 from daemon.state import StateDB
 from daemon.timefmt import iso
@@ -19,35 +19,35 @@ def enabled(settings: Settings) -> bool:
     return bool(settings.sinks.cognee.url)
 
 
-def sink_roots(settings: Settings, paths: Paths, state: StateDB) -> list:
+def sink_roots(config: Config, state: StateDB) -> list:
     """The trees whose notes go out: global, configured, and every project a session ran in."""
     from daemon.memory.roots import discover_roots
 
-    return discover_roots(settings, paths, [Path(d) for d in sorted(state.project_dirs())])
+    return discover_roots(config, [Path(d) for d in sorted(state.project_dirs())])
 
 
 class Sink:
     """The Cognee sink on one state database connection (one per thread)."""
 
-    def __init__(self, settings: Settings, paths: Paths, state: StateDB) -> None:
+    def __init__(self, config: Config, state: StateDB) -> None:
         from daemon.sinks.cognee import CogneeClient
         from daemon.sinks.deliver import Deliverer
         from daemon.sinks.fill import Filler
         from daemon.sinks.outbox import Outbox
 
-        self.settings, self.paths, self.state = settings, paths, state
-        config = settings.sinks.cognee
+        self.config, self.state = config, state
+        cognee = config.settings.sinks.cognee
         self.outbox = Outbox(state)
-        self.filler = Filler(self.outbox, config.include_memories)  # reads trees through its own index
-        self.client = CogneeClient(config)
-        self.deliverer = Deliverer(self.outbox, self.client, config)
+        self.filler = Filler(self.outbox, cognee.include_memories)  # reads trees through its own index
+        self.client = CogneeClient(cognee)
+        self.deliverer = Deliverer(self.outbox, self.client, cognee)
 
     def close(self) -> None:
         self.client.close()
         self.filler.close()
 
     def fill(self, force: bool = False):
-        return self.filler.fill(sink_roots(self.settings, self.paths, self.state), force=force)
+        return self.filler.fill(sink_roots(self.config, self.state), force=force)
 
     def round(
         self,
@@ -62,7 +62,7 @@ class Sink:
         started = time.monotonic()
         filled = self.fill(force)
         report = DeliveryReport()
-        with delivery_lock(self.paths.state_dir, blocking=now) as held:
+        with delivery_lock(self.config.paths.state_dir, blocking=now) as held:
             if held:
                 if now:
                     self.outbox.retry_now()

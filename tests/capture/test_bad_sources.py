@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.jobs import Jobs
 from tests.capture.helpers import add_message, max_time
 from tests.conftest import OPENCODE_FIXTURE
@@ -64,7 +64,7 @@ def test_a_bad_source_gives_one_clear_line_everywhere(home, kind):
     assert f"OpenCode database: {home.opencode_db}" in shown.output and says in shown.output
 
     settings, paths = load_settings()
-    jobs = Jobs(settings, paths)
+    jobs = Jobs(Config(settings, paths))
     try:
         assert jobs.capture() is None
         assert f"source unusable: {home.opencode_db}" in jobs.status_line() and says in jobs.status_line()
@@ -88,7 +88,7 @@ def test_a_database_replaced_by_an_older_copy_is_scanned_whole(home, fixture_db,
         conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (at, sid))
     conn.close()
 
-    jobs = Jobs(settings, paths)
+    jobs = Jobs(Config(settings, paths))
     try:
         jobs.capture()
         note = next(p for p in (home.global_root / "sessions").glob("*.md") if sid in p.read_text())

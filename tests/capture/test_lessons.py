@@ -12,7 +12,7 @@ from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.lessons import statements
 from daemon.capture.pipeline import Capture, PassOptions
 from daemon.cli.main import cli
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import StateDB
 from tests.capture.corpora import T0, build_corpus, text
@@ -27,7 +27,7 @@ def capture_for(db: Path, distiller=None, **notes) -> Capture:
     for key, value in notes.items():
         setattr(settings.notes, key, value)
     clock = (max_time(db) + 60_000) / 1000
-    return Capture(settings, paths, OpenCodeReader(db), StateDB(paths.state_db), distiller or ExtractiveDistiller(),
+    return Capture(Config(settings, paths), OpenCodeReader(db), StateDB(paths.state_db), distiller or ExtractiveDistiller(),
                    clock=lambda: clock)
 
 

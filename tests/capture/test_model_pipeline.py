@@ -22,7 +22,7 @@ from daemon.capture.distill.base import SECTIONS
 from daemon.capture.distill.prompt import PROMPT_VERSION
 from daemon.capture.pipeline import PassOptions, close_capture, open_capture
 from daemon.cli.main import cli
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.state import StateDB
 from daemon.status import format_status, gather
 from tests.capture.distill.conftest import ModelServer, Reply, anthropic_reply, openai_reply
@@ -103,7 +103,7 @@ def distill(*args: str):
 
 def status_text(clock=time.time) -> str:
     settings, paths = load_settings()
-    return format_status(gather(settings, paths, clock))
+    return format_status(gather(Config(settings, paths), clock))
 
 
 def capture_at(clock, **capture):
@@ -112,7 +112,7 @@ def capture_at(clock, **capture):
     settings.capture.settle_seconds = 0
     for key, value in capture.items():
         setattr(settings.capture, key, value)
-    return open_capture(settings, paths, clock)
+    return open_capture(Config(settings, paths), clock)
 
 
 def notes_in(root: Path) -> dict[str, Path]:

@@ -17,7 +17,7 @@ from daemon.capture.distill.base import SECTIONS, DistillError
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.pipeline import Capture, PassOptions
 from daemon.cli.main import cli
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import StateDB
 from tests.capture.helpers import add_message, max_time
@@ -45,7 +45,7 @@ def make_capture(distiller=None, now: float = NOW, **capture_settings) -> Captur
     for key, value in capture_settings.items():
         setattr(settings.capture, key, value)
     reader = OpenCodeReader(paths.opencode_db)
-    return Capture(settings, paths, reader, StateDB(paths.state_db), distiller or Counting(), clock=lambda: now)
+    return Capture(Config(settings, paths), reader, StateDB(paths.state_db), distiller or Counting(), clock=lambda: now)
 
 
 def close(capture: Capture) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from daemon.capture.distill.base import Distilled
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.pipeline import Capture, Identity, PassOptions
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import StateDB
 
@@ -30,7 +30,7 @@ class Versioned(ExtractiveDistiller):
 def capture_with(version: str) -> Capture:
     settings, paths = load_settings()
     reader = OpenCodeReader(paths.opencode_db)
-    return Capture(settings, paths, reader, StateDB(paths.state_db), Versioned(version),
+    return Capture(Config(settings, paths), reader, StateDB(paths.state_db), Versioned(version),
                    Identity("openai:scripted", version), clock=lambda: NOW)
 
 

@@ -256,21 +256,21 @@ def test_dates_yaml_cannot_build_are_broken_yaml_not_a_crash(index, global_root)
 
 
 def test_roots_for_a_directory_are_global_then_its_project(home, worktree):
-    from daemon.config import load_settings
+    from daemon.config import Config, load_settings
     from daemon.memory.roots import discover_roots, roots_for
 
     settings, paths = load_settings()
     (worktree / "src").mkdir()
-    roots = roots_for(settings, paths, worktree / "src")
+    roots = roots_for(paths, worktree / "src")
     assert [(r.scope, r.path) for r in roots] == [
         ("global", home.global_root.resolve()),
         ("project", (worktree / ".memory").resolve()),
     ]
-    assert roots_for(settings, paths, None) == roots[:1]
+    assert roots_for(paths, None) == roots[:1]
     # Discovery lists only trees that exist.
-    assert discover_roots(settings, paths, [worktree]) == []
+    assert discover_roots(Config(settings, paths), [worktree]) == []
     (worktree / ".memory").mkdir()
-    assert discover_roots(settings, paths, [worktree / "src"]) == [roots[1]]
+    assert discover_roots(Config(settings, paths), [worktree / "src"]) == [roots[1]]
 
 
 def test_a_broken_file_is_logged_once_not_on_every_sync(index, global_root, caplog):

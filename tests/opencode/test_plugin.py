@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.opencode.install import render_plugin
 from daemon.service.context_server import ContextServer
 from tests.e2e.opencode import opencode_binary
@@ -66,11 +66,12 @@ def short_dir() -> Iterator[Path]:
 
 def test_plugin_hooks_under_bun(home, bun: Path, short_dir: Path) -> None:
     settings, paths = load_settings()
+    config = Config(settings, paths)
     lesson = paths.global_root / "lesson" / "wal.md"
     lesson.parent.mkdir(parents=True)
     lesson.write_text("---\ntitle: WAL matters\nkind: lesson\nid: l1\n---\n\nReaders never wait on writers.\n")
     idle: list[str] = []
-    server = ContextServer(lambda: (settings, paths), idle.append)
+    server = ContextServer(lambda: config, idle.append)
     sock = short_dir / "memoryd.sock"
     assert server.start(sock)
     plugin = short_dir / "memoryd.js"

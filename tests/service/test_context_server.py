@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.context_server import ContextServer, request
 from tests.conftest import OPENCODE_FIXTURE
 from tests.service.conftest import wait_for
@@ -36,11 +36,12 @@ def short_dir() -> Iterator[Path]:
 @pytest.fixture
 def server(home, short_dir: Path) -> Iterator[tuple[ContextServer, Path, list[str]]]:
     settings, paths = load_settings()
+    config = Config(settings, paths)
     memory = paths.global_root / "lesson" / "wal.md"
     memory.parent.mkdir(parents=True)
     memory.write_text("---\ntitle: Use WAL mode\nkind: lesson\nid: l1\n---\n\nReaders never wait.\n")
     idle: list[str] = []
-    server = ContextServer(lambda: (settings, paths), idle.append)
+    server = ContextServer(lambda: config, idle.append)
     path = short_dir / "memoryd.sock"
     old = os.umask(0)  # the socket must be 0600 whatever the umask
     try:
@@ -64,11 +65,12 @@ def test_socket_is_private_and_removed_on_close(server) -> None:
 
 def test_a_stale_socket_file_is_replaced(home, short_dir: Path) -> None:
     settings, paths = load_settings()
+    config = Config(settings, paths)
     path = short_dir / "memoryd.sock"
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
     dead.close()  # what a daemon killed with -9 leaves behind
-    srv = ContextServer(lambda: (settings, paths), lambda _: None)
+    srv = ContextServer(lambda: config, lambda _: None)
     try:
         assert srv.start(path)
         assert request(path, "GET", "/health")[0] == 200

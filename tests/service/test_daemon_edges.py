@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.loop import Daemon
 from daemon.service.notify import Notifier
 from tests.capture.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
@@ -63,7 +63,7 @@ def test_start_and_shutdown_leave_no_thread_behind(home, fixture_db):
     """The observer, the scheduler and the worker all end (the autouse check fails otherwise)."""
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
-    daemon = Daemon(settings, paths, notifier=Notifier(env={}))
+    daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}))
     daemon._start()
     wait_for(daemon.ready.is_set, what="the first reconcile")
     assert len(session_notes(home)) == 6
@@ -85,7 +85,7 @@ def test_a_replaced_database_is_noticed_even_without_a_file_event(home, fixture_
 
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
-    jobs = Jobs(settings, paths)
+    jobs = Jobs(Config(settings, paths))
     try:
         jobs.capture(full=True)
         sid = fixture_sessions["secrets"]["session"]
@@ -119,7 +119,7 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
 
     settings, paths = load_settings()
     settings.service.shutdown_timeout_s = 0.2
-    daemon = Daemon(settings, paths, notifier=Notifier(env={}), jobs_factory=SlowFirstPass)
+    daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}), jobs_factory=SlowFirstPass)
     daemon._start()
     try:
         wait_for(lambda: SlowFirstPass.calls == 1, what="the first pass under way")
@@ -154,7 +154,7 @@ def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone
         monkeypatch.setenv("MEMORYD_CAPTURE__SETTLE_SECONDS", "0")
         settings, paths = load_settings()
         now = [time.time()]
-        jobs = Jobs(settings, paths, clock=lambda: now[0])
+        jobs = Jobs(Config(settings, paths), clock=lambda: now[0])
         try:
             jobs.capture(full=True)
             assert len(server.requests) == 1  # one answer stops the pass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.jobs import Jobs
 from tests.capture.helpers import add_message, max_time
 
@@ -13,7 +13,7 @@ def test_an_idle_session_skips_the_settle_wait_and_the_others_still_settle(home,
     done = fixture_sessions["cjk-deploy"]["session"]
     busy = fixture_sessions["deploy-pnpm"]["session"]
     now = [max_time(fixture_db) / 1000 + 7200]  # every fixture session is long quiet
-    jobs = Jobs(settings, paths, clock=lambda: now[0])
+    jobs = Jobs(Config(settings, paths), clock=lambda: now[0])
     try:
         jobs.capture(full=True)
         at = int(now[0] * 1000)

@@ -6,7 +6,7 @@ import sqlite3
 
 from structlog.testing import capture_logs
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.jobs import Jobs
 
 
@@ -19,7 +19,7 @@ def test_a_foreign_index_and_a_corrupt_state_db_are_moved_aside_and_rebuilt(home
     conn.close()
     paths.state_db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     with capture_logs() as logs:
-        jobs = Jobs(settings, paths)
+        jobs = Jobs(Config(settings, paths))
     try:
         assert jobs.capture(full=True) is not None  # works at once on the fresh files
         assert jobs.state.counts()["distilled"] == 6
@@ -35,5 +35,5 @@ def test_a_foreign_index_and_a_corrupt_state_db_are_moved_aside_and_rebuilt(home
     aside = sorted(p.name.split(".broken-")[0] for p in paths.index_db.parent.glob("*.broken-*[0-9]"))
     assert aside == ["index.db", "state.db"]  # their -wal/-shm files went along
     with capture_logs() as again:
-        Jobs(settings, paths).close()
+        Jobs(Config(settings, paths)).close()
     assert not [e for e in again if e["event"].endswith("rebuilt")]  # reported once

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.jobs import Jobs
 from daemon.state import SessionRecord
 
@@ -13,7 +13,7 @@ def test_a_retry_is_looked_at_when_due_and_a_vanished_one_does_not_keep_the_daem
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
     now = [time.time()]
-    jobs = Jobs(settings, paths, clock=lambda: now[0])
+    jobs = Jobs(Config(settings, paths), clock=lambda: now[0])
     try:
         jobs.capture(full=True)
         at = int(now[0] * 1000)

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from daemon.service.loop import EXIT_START_FAILED, Daemon
 from daemon.service.notify import Notifier
 from tests.capture.distill.conftest import ModelServer, Reply
@@ -131,10 +131,10 @@ def test_a_worker_that_cannot_start_stops_the_daemon_with_the_reason(home, fixtu
     settings, paths = load_settings()
     logged: list[str] = []
 
-    def broken_jobs(settings, paths):  # noqa: ANN001, ANN202
-        raise PermissionError(13, "Permission denied", str(paths.state_db))
+    def broken_jobs(config):  # noqa: ANN001, ANN202
+        raise PermissionError(13, "Permission denied", str(config.paths.state_db))
 
-    daemon = Daemon(settings, paths, notifier=Notifier(env={}), jobs_factory=broken_jobs)
+    daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}), jobs_factory=broken_jobs)
     daemon.log = _Recorder(logged)
     assert daemon.run() == EXIT_START_FAILED
     assert any("start_failed" in line and "Permission denied" in line for line in logged)

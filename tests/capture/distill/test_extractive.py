@@ -16,7 +16,7 @@ import pytest
 from bench.bench_notes import equals_prompt, first_prompt, sections_of
 from daemon.capture.distill import cues
 from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-from daemon.config import load_settings
+from daemon.config import Config, load_settings
 from tests.capture.corpora import build_corpus
 from tests.capture.corpus_scenarios import CORPORA
 
@@ -39,7 +39,7 @@ def distil_corpus(home, tmp_path: Path, name: str) -> tuple[dict, dict[str, str]
     settings, paths = load_settings()
     paths = replace(paths, opencode_db=corpus / "opencode.db")
     settings.capture.settle_seconds = 0
-    capture = open_capture(settings, paths)
+    capture = open_capture(Config(settings, paths))
     try:
         report = capture.run_pass(PassOptions())
     finally:
@@ -166,7 +166,7 @@ def test_files_say_what_happened_and_fold_read_only_commands(home, tmp_path):
 def test_an_open_follow_up_stays(home, tmp_path, fixture_db, fixture_sessions):
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
-    capture = open_capture(settings, paths)
+    capture = open_capture(Config(settings, paths))
     try:
         report = capture.run_pass(PassOptions())
     finally:
