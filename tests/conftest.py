@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -99,3 +100,11 @@ def restore_logging() -> Iterator[None]:
         root.addHandler(handler)
     root.setLevel(level)
     structlog.reset_defaults()
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a unix socket's path must stay under ~100 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="md-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,12 +53,6 @@ def bun() -> Path:
         pytest.skip("OpenCode is not installed (.ci/install-opencode): no Bun to run the plugin")
     return binary
 
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="mdp-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_plugin_hooks_under_bun(home, bun: Path, short_dir: Path) -> None:

@@ -10,7 +10,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -23,14 +22,6 @@ from daemon.config import Config, load_settings
 from daemon.service.context_server import ContextServer, request
 from tests.conftest import OPENCODE_FIXTURE
 from tests.service.conftest import wait_for
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A folder with a short path: a unix socket's path must stay under ~100 bytes."""
-    path = Path(tempfile.mkdtemp(prefix="mds-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
