@@ -130,16 +130,9 @@ def score_corpus(corpus: Path, score: Score, show: bool) -> None:
             HOME=str(home), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"),
             XDG_DATA_HOME=str(home / "data"), OPENCODE_DB=str(db),
         )
-        from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-        from daemon.config import Config, load_settings
+        from tests.capture.helpers import distill_once
 
-        settings, paths = load_settings()
-        settings.capture.settle_seconds = 0
-        capture = open_capture(Config(settings, paths))
-        try:
-            report = capture.run_pass(PassOptions())
-        finally:
-            close_capture(capture)
+        report = distill_once()
         for name, spec in sessions.items():
             note = report.notes.get(spec["session"])
             if spec.get("junk"):

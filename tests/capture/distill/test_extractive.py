@@ -7,7 +7,6 @@ answers rather than repeats the question, Files that are the session's own work.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import frontmatter
@@ -15,10 +14,9 @@ import pytest
 
 from bench.bench_notes import equals_prompt, first_prompt, sections_of
 from daemon.capture.distill import cues
-from daemon.capture.pipeline import PassOptions, close_capture, open_capture
-from daemon.config import Config, load_settings
 from tests.capture.corpora import build_corpus
 from tests.capture.corpus_scenarios import CORPORA
+from tests.capture.helpers import distill_once
 
 OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = (
     "Outcome / Current State",
@@ -36,14 +34,7 @@ def distil_corpus(home, tmp_path: Path, name: str) -> tuple[dict, dict[str, str]
 
     corpus = build_corpus(tmp_path / "corpora", name, CORPORA[name])
     sessions = json.loads((corpus / "sessions.json").read_text())
-    settings, paths = load_settings()
-    paths = replace(paths, opencode_db=corpus / "opencode.db")
-    settings.capture.settle_seconds = 0
-    capture = open_capture(Config(settings, paths))
-    try:
-        report = capture.run_pass(PassOptions())
-    finally:
-        close_capture(capture)
+    report = distill_once(corpus / "opencode.db")
     notes = {n: Path(report.notes[s["session"]]).read_text() for n, s in sessions.items() if s["session"] in report.notes}
     return sessions, notes, corpus / "opencode.db"
 
@@ -164,13 +155,7 @@ def test_files_say_what_happened_and_fold_read_only_commands(home, tmp_path):
 
 
 def test_an_open_follow_up_stays(home, tmp_path, fixture_db, fixture_sessions):
-    settings, paths = load_settings()
-    settings.capture.settle_seconds = 0
-    capture = open_capture(Config(settings, paths))
-    try:
-        report = capture.run_pass(PassOptions())
-    finally:
-        close_capture(capture)
+    report = distill_once()
     note = Path(report.notes[fixture_sessions["missing-file"]["session"]]).read_text()
     assert any("create config.py" in line for line in section(note, FOLLOWUPS))
     secrets = Path(report.notes[fixture_sessions["secrets"]["session"]]).read_text()
