@@ -116,3 +116,16 @@ def daemon(daemon_env, tmp_path) -> Iterator[DaemonProcess]:
     if proc.proc is not None and proc.proc.poll() is None:
         proc.proc.kill()
         proc.proc.wait(10)
+
+
+@pytest.fixture
+def hanging_model(daemon) -> Iterator:
+    """A model server whose every call hangs, with the daemon pointed at it."""
+    from tests.capture.distill.conftest import ModelServer, Reply
+
+    server = ModelServer()
+    server.default = Reply(hang=True)
+    server.start()
+    daemon.env.update(MEMORYD_LLM__PROVIDER="openai", MEMORYD_LLM__BASE_URL=server.url + "/v1", MEMORYD_LLM__MODEL="m")
+    yield server
+    server.stop()

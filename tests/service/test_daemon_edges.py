@@ -29,34 +29,26 @@ def test_a_session_that_goes_quiet_is_captured_without_another_event(home, fixtu
     assert daemon.stop() == 0
 
 
-def test_sigterm_mid_distill_leaves_no_partial_file_and_redoes_the_session(home, fixture_db, daemon, notify):
-    server = ModelServer()
-    server.default = Reply(hang=True)  # every model call hangs: the daemon is mid-distill
-    server.start()
-    try:
-        daemon.env.update(
-            MEMORYD_LLM__PROVIDER="openai",
-            MEMORYD_LLM__BASE_URL=server.url + "/v1",
-            MEMORYD_LLM__MODEL="m",
-            MEMORYD_LLM__CONCURRENCY="1",
-            MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="2",
-        )
-        daemon.start()
-        wait_for(lambda: server.requests, what="a model call in flight")
-        started = time.monotonic()
-        assert daemon.stop(timeout=15) == 0, daemon.output()
-        assert time.monotonic() - started < 8  # within shutdown_timeout_s, plus start-up slack
-        assert notify.saw("STOPPING=1")
-        assert session_notes(home) == []
-        assert not list(home.root.rglob(".memoryd-tmp-*"))
+def test_sigterm_mid_distill_leaves_no_partial_file_and_redoes_the_session(home, fixture_db, daemon, notify, hanging_model):
+    server = hanging_model  # every model call hangs: the daemon is mid-distill
+    daemon.env.update(
+        MEMORYD_LLM__CONCURRENCY="1",
+        MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="2",
+    )
+    daemon.start()
+    wait_for(lambda: server.requests, what="a model call in flight")
+    started = time.monotonic()
+    assert daemon.stop(timeout=15) == 0, daemon.output()
+    assert time.monotonic() - started < 8  # within shutdown_timeout_s, plus start-up slack
+    assert notify.saw("STOPPING=1")
+    assert session_notes(home) == []
+    assert not list(home.root.rglob(".memoryd-tmp-*"))
 
-        server.released.set()
-        server.default = openai_reply(ANY_SESSION_NOTE)
-        daemon.start()
-        wait_for(lambda: len(session_notes(home)) == 6, timeout=30, what="every session redone after the restart")
-        assert daemon.stop() == 0
-    finally:
-        server.stop()
+    server.released.set()
+    server.default = openai_reply(ANY_SESSION_NOTE)
+    daemon.start()
+    wait_for(lambda: len(session_notes(home)) == 6, timeout=30, what="every session redone after the restart")
+    assert daemon.stop() == 0
 
 
 def test_start_and_shutdown_leave_no_thread_behind(home, fixture_db):

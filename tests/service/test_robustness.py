@@ -14,7 +14,6 @@ import time
 from daemon.config import Config, load_settings
 from daemon.service.loop import EXIT_START_FAILED, Daemon
 from daemon.service.notify import Notifier
-from tests.capture.distill.conftest import ModelServer, Reply
 from tests.capture.helpers import add_message, max_time
 from tests.service.conftest import wait_for
 from tests.service.test_daemon import session_notes
@@ -32,40 +31,32 @@ def events(output: str) -> list[str]:
 
 
 def test_sigterm_with_a_hanging_model_stops_all_work_and_keeps_the_lock_until_the_process_ends(
-    home, fixture_db, daemon, daemon_env
+    home, fixture_db, daemon, daemon_env, hanging_model
 ):
-    server = ModelServer()
-    server.default = Reply(hang=True)
-    server.start()
+    server = hanging_model
+    daemon.env.update(
+        MEMORYD_LLM__TIMEOUT_S="60",
+        MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="5",
+    )
+    first = daemon.start()
+    wait_for(lambda: server.requests, what="a model call in flight")
+    daemon.signal(15)
+    # While the first one winds down, a second instance must not start.
+    second = subprocess.run(
+        [sys.executable, "-m", "daemon", "run"], env=daemon.env, capture_output=True, text=True, timeout=30
+    )
+    assert second.returncode == 2 and "already running" in second.stderr
+    assert first.wait(30) == 0
+    seen = events(daemon.output())
+    assert "daemon.worker_abandoned" in seen
+    assert seen[-1] == "daemon.stopped"  # nothing logged (or done) after it
+    assert session_notes(home) == []  # no note from a call that was cut off
+    conn = sqlite3.connect(f"file:{home.state / 'memoryd' / 'state.db'}?mode=ro", uri=True)
     try:
-        daemon.env.update(
-            MEMORYD_LLM__PROVIDER="openai",
-            MEMORYD_LLM__BASE_URL=server.url + "/v1",
-            MEMORYD_LLM__MODEL="m",
-            MEMORYD_LLM__TIMEOUT_S="60",
-            MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="5",
-        )
-        first = daemon.start()
-        wait_for(lambda: server.requests, what="a model call in flight")
-        daemon.signal(15)
-        # While the first one winds down, a second instance must not start.
-        second = subprocess.run(
-            [sys.executable, "-m", "daemon", "run"], env=daemon.env, capture_output=True, text=True, timeout=30
-        )
-        assert second.returncode == 2 and "already running" in second.stderr
-        assert first.wait(30) == 0
-        seen = events(daemon.output())
-        assert "daemon.worker_abandoned" in seen
-        assert seen[-1] == "daemon.stopped"  # nothing logged (or done) after it
-        assert session_notes(home) == []  # no note from a call that was cut off
-        conn = sqlite3.connect(f"file:{home.state / 'memoryd' / 'state.db'}?mode=ro", uri=True)
-        try:
-            statuses = {row[0] for row in conn.execute("SELECT status FROM session")}
-        finally:
-            conn.close()
-        assert "distilled" not in statuses and "failed" not in statuses
+        statuses = {row[0] for row in conn.execute("SELECT status FROM session")}
     finally:
-        server.stop()
+        conn.close()
+    assert "distilled" not in statuses and "failed" not in statuses
 
 
 def test_a_session_finished_while_another_is_written_every_100_ms_gets_its_note(
