@@ -1,0 +1,287 @@
+"""Drive the real OpenCode 2.0 CLI offline, for end-to-end tests (the 1.x harness, adapted).
+
+The binary is the npm platform package ``@opencode/cli-linux-x64-baseline@2.0.15`` that
+``.ci/install-opencode`` unpacks under ``<repo>/.cache/opencode2`` (the ``@opencode/cli``
+launcher is not on the registry here). :class:`OpenCode2Home` is an
+:class:`tests.e2e.opencode.OpenCodeHome` whose ``run`` is ``opencode run --standalone
+--auto``: without ``--standalone`` the CLI starts a background service on the fixed port
+127.0.0.1:49374 that outlives the test and collides across fake homes. Its database
+helpers read 2.0's ``session_v2`` / ``session_message`` tables. :func:`serve` starts a
+private ``opencode serve`` on a free port for API calls (compaction), killed by its
+process group.
+
+2.0's tools differ from 1.x's: ``bash`` is ``shell``, ``task`` is ``subagent``, and
+``read``/``edit``/``write`` take ``path``; :func:`v2_steps` translates a 1.x script.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.opencode import (
+    REPO,
+    OpenCodeError,
+    OpenCodeHome,
+    _is_executable,
+    _is_native,
+    _json_lines,
+    _kill_group,
+    _session_from_events,
+)
+
+OPENCODE2_VERSION = "2.0.15"
+INSTALL_PREFIX2 = REPO / ".cache" / "opencode2"
+PLATFORM_PACKAGE = "@opencode/cli-linux-x64-baseline"
+#: 2.0 spells some tools and arguments differently from 1.x.
+TOOL_NAMES = {"bash": "shell", "task": "subagent"}
+ARG_NAMES = {"filePath": "path"}
+
+
+def opencode2_binary() -> Path | None:
+    """The real OpenCode 2 executable, or None when it is not installed.
+
+    ``$MEMORYD_OPENCODE2_BIN``, else ``<repo>/.cache/opencode2/package/bin/opencode``
+    (what ``.ci/install-opencode`` unpacks). ``PATH`` is not searched: an ``opencode``
+    there is usually 1.x.
+    """
+    explicit = os.environ.get("MEMORYD_OPENCODE2_BIN")
+    path = Path(explicit).expanduser() if explicit else INSTALL_PREFIX2 / "package" / "bin" / "opencode"
+    return path if _is_executable(path) and _is_native(path) else None
+
+
+def require_opencode2() -> Path:
+    """The OpenCode 2 binary for a test; skip without it, or fail if ``MEMORYD_REQUIRE_E2E=1``."""
+    import pytest  # only tests call this
+
+    binary = opencode2_binary()
+    if binary is not None:
+        return binary
+    reason = (
+        f"OpenCode {OPENCODE2_VERSION} not installed: run .ci/install-opencode "
+        "or set MEMORYD_OPENCODE2_BIN"
+    )
+    if os.environ.get("MEMORYD_REQUIRE_E2E") == "1":
+        pytest.fail(f"{reason} (MEMORYD_REQUIRE_E2E=1 makes this an error)", pytrace=False)
+    pytest.skip(reason)
+
+
+def v2_steps(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A 1.x script's steps with 2.0's tool and argument names."""
+    out = []
+    for step in steps:
+        step = dict(step)
+        if step.get("tools"):
+            step["tools"] = [
+                {
+                    **tool,
+                    "name": TOOL_NAMES.get(tool["name"], tool["name"]),
+                    "args": {ARG_NAMES.get(k, k): v for k, v in (tool.get("args") or {}).items()},
+                }
+                for tool in step["tools"]
+            ]
+        out.append(step)
+    return out
+
+
+def v2_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``scenarios.json`` entry with every script translated by :func:`v2_steps`."""
+    out = dict(scenario)
+    out["steps"] = v2_steps(scenario.get("steps", []))
+    out["children"] = [{**c, "steps": v2_steps(c.get("steps", []))} for c in scenario.get("children", [])]
+    return out
+
+
+class OpenCode2Home(OpenCodeHome):
+    """A fake home for OpenCode 2.0 (same config: 2.0 translates the 1.x shapes)."""
+
+    def __init__(self, root: Path, model_url: str, *, binary: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(root, model_url, binary=binary or opencode2_binary(), **kwargs)
+
+    @property
+    def log_dir(self) -> Path:
+        """2.0 writes one file, ``<data>/log/opencode.log``."""
+        return self.data / "opencode" / "log"
+
+    def run(
+        self,
+        prompt: str,
+        worktree: Path,
+        session: str | None = None,
+        timeout: float = 120.0,
+        extra_args: Sequence[str] = (),
+        verbatim: bool = False,
+    ) -> str:
+        """Run ``opencode run --standalone --auto`` in ``worktree``; return the session id.
+
+        2.0's ``run`` has no ``--dir``: the working directory is the session's. The rest
+        is as :meth:`OpenCodeHome.run`.
+        """
+        if self.binary is None:
+            raise OpenCodeError("OpenCode 2 binary not found; run .ci/install-opencode")
+        args = [str(self.binary), "run", "--standalone", "--auto", "--format", "json"]
+        if session:
+            args += ["--session", session]
+        args += [*extra_args, "--", *(prompt.split(" ") if verbatim else [prompt])]
+        before = self._root_session_ids()
+        started = time.monotonic()
+        stdout, stderr, code = _communicate(args, worktree, self.env, timeout, self._describe)
+        if code != 0:
+            raise OpenCodeError(self._describe(f"exited with {code}", args, stdout, stderr))
+        events = _json_lines(stdout)
+        session_id = session or _session_from_events(events, stdout)
+        if session_id is None:
+            new = self._root_session_ids() - before
+            session_id = new.pop() if len(new) == 1 else None
+        if session_id is None:
+            raise OpenCodeError(self._describe("no session id found", args, stdout, stderr))
+        for event in events:
+            if event.get("type") == "error":
+                raise OpenCodeError(self._describe(f"reported an error: {event}", args, stdout, stderr))
+        from tests.e2e.opencode import RunResult
+
+        self.runs.append(RunResult(session_id, args, code, stdout, stderr, time.monotonic() - started, events))
+        return session_id
+
+    # -- reading the database (2.0's tables) ---------------------------------------------
+
+    def _root_session_ids(self) -> set[str]:
+        if not self.db_path.exists() or not self._has_table("session_v2"):
+            return set()
+        return {r["id"] for r in self._query("SELECT id FROM session_v2 WHERE parent_id IS NULL")}
+
+    def _has_table(self, name: str) -> bool:
+        rows = self._query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return bool(rows)
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """The ``session_v2`` row for ``session_id`` (KeyError if absent)."""
+        rows = self._query("SELECT * FROM session_v2 WHERE id = ?", (session_id,))
+        if not rows:
+            raise KeyError(session_id)
+        return rows[0]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """All ``session_v2`` rows, oldest first."""
+        return self._query("SELECT * FROM session_v2 ORDER BY time_created, id")
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's ``session_message`` rows by ``seq``, ``data`` decoded from JSON."""
+        rows = self._query("SELECT * FROM session_message WHERE session_id = ? ORDER BY seq", (session_id,))
+        return [{**r, "data": json.loads(r["data"])} for r in rows]
+
+    def parts(self, session_id: str) -> list[dict[str, Any]]:
+        """2.0 has no part table: the content items of the session's assistant rows."""
+        return [
+            {"message_id": m["id"], "data": item}
+            for m in self.messages(session_id)
+            if m["type"] == "assistant"
+            for item in m["data"].get("content", [])
+        ]
+
+    def log_lines(self, needle: str) -> list[str]:
+        """Lines of OpenCode's log holding ``needle`` (e.g. a plugin's LoadError)."""
+        return [line for line in self._log_text().splitlines() if needle in line]
+
+
+def _communicate(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float, describe: Any
+) -> tuple[str, str, int]:
+    """Run ``args`` in its own process group; kill the whole group on exit or timeout."""
+    proc = subprocess.Popen(
+        list(args), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+        errors="replace", start_new_session=True,
+    )  # fmt: skip
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        stdout, stderr = proc.communicate()
+        raise OpenCodeError(describe(f"timed out after {timeout:.0f}s", args, stdout, stderr)) from None
+    finally:
+        _kill_group(proc)  # MCP servers and shell tools it left in the group
+    return stdout, stderr, proc.returncode
+
+
+@dataclass
+class Server:
+    """A running ``opencode serve``: its URL and the password it printed (Basic auth)."""
+
+    url: str
+    password: str
+
+    def post(self, path: str, body: Mapping[str, Any] | None = None, timeout: float = 90.0) -> Any:
+        """POST JSON to ``path`` (e.g. ``/api/session/<id>/compact``); the decoded answer."""
+        token = base64.b64encode(f"opencode:{self.password}".encode()).decode()
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body or {}).encode(), method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Basic {token}"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read()
+        return json.loads(raw) if raw.strip() else None
+
+
+@contextlib.contextmanager
+def serve(home: OpenCodeHome, cwd: Path, timeout: float = 60.0) -> Iterator[Server]:
+    """A private ``opencode serve`` on a free loopback port.
+
+    Not ``--service``: that one binds the fixed port 49374 and outlives the test. The
+    server and everything it started are killed by process group when the block ends.
+    """
+    proc = subprocess.Popen(
+        [str(home.binary), "serve", "--port", "0", "--hostname", "127.0.0.1"],
+        cwd=cwd, env=home.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=_pump, args=(proc, lines), daemon=True)
+    reader.start()
+    try:
+        yield _started(proc, lines, timeout)
+    finally:
+        _kill_group(proc)
+        proc.wait(10)
+        reader.join(5)
+
+
+def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.put(line)
+    proc.stdout.close()
+
+
+def _started(proc: subprocess.Popen[str], lines: queue.Queue[str], timeout: float) -> Server:
+    """The address and password ``opencode serve`` prints on start."""
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    url = password = None
+    while time.monotonic() < deadline and (url is None or password is None):
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        if match := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
+            url = match.group(1)
+        if match := re.search(r"server password (\S+)", line):
+            password = match.group(1)
+    if url is None or password is None:
+        raise OpenCodeError(f"opencode serve printed no address and password in {timeout:.0f}s: {''.join(seen)[-2000:]}")
+    return Server(url, password)
