@@ -13,8 +13,9 @@ from daemon.config import Config, Paths, Settings
 from daemon.timefmt import iso
 
 
-def gather(config: Config, clock: Callable[[], float] = time.time) -> dict[str, Any]:
-    """Return the status as plain data (printed as text or as --json)."""
+def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | None = None) -> dict[str, Any]:
+    """Return the status as plain data (printed as text or as --json); `here` is the
+    caller's folder, whose project tree is shown even before a session there was captured."""
     from daemon.service.lock import read_lock
     from daemon.state import StateDB, StateUnusable
 
@@ -38,6 +39,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time) -> dict[str, 
 
     out["opencode"] = _opencode(paths, out["daemon"]["running"])
 
+    out["here"] = _here(config, here) if here is not None else None
     out["source"], newest = _source(config)
     if not paths.state_db.exists():
         out["state"] = None
@@ -51,7 +53,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time) -> dict[str, 
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["sink"] = _sink(settings, state)
-        out["memory"] = _memory_roots(config, state)
+        out["memory"] = _memory_roots(config, state, here)
     finally:
         state.close()
     out["checked_at"] = iso(int(now * 1000))
@@ -182,13 +184,29 @@ def _model(settings: Settings, state: Any, clock: Callable[[], float]) -> dict[s
     return out
 
 
-def _memory_roots(config: Config, state: Any) -> list[dict[str, Any]]:
+def _here(config: Config, here: Path) -> dict[str, Any] | None:
+    """The project tree the caller's folder would use, and where its sessions' notes go."""
+    from daemon.memory.roots import is_in_worktree, project_root_of, project_tree
+
+    if not is_in_worktree(here):
+        return None
+    tree = project_tree(here)
+    target = config.settings.notes.target
+    exists = tree.exists()
+    notes_go = "project" if target == "project" or (target == "auto" and exists) else "global"
+    return {"worktree": str(project_root_of(here)), "tree": str(tree.path), "exists": exists,
+            "notes_go_to": notes_go, "target": target}
+
+
+def _memory_roots(config: Config, state: Any, here: Path | None = None) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
     from daemon.memory.index import SearchIndexError, open_index
     from daemon.memory.roots import discover_roots
 
     rows: list[dict[str, Any]] = []
     project_dirs = sorted(state.project_dirs()) if config.settings.memory.discover_projects else []
+    if here is not None:
+        project_dirs.append(str(here))  # the caller's own project, captured yet or not
     roots = [r for r in discover_roots(config, [Path(d) for d in project_dirs]) if r.path.is_dir()]
     if not roots:
         return rows
@@ -249,8 +267,24 @@ def format_status(data: dict[str, Any]) -> str:
             for e in st["errors"]:
                 sid = f" [{e['session_id']}]" if e["session_id"] else ""
                 lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
+    lines.extend(_here_lines(data.get("here")))
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)
+
+
+def _here_lines(here: dict[str, Any] | None) -> list[str]:
+    if here is None:
+        return []
+    if here["exists"]:
+        return [f"This project ({here['worktree']}): memory tree {here['tree']}"]
+    if here["notes_go_to"] == "project":
+        return [f"This project ({here['worktree']}): its notes go to {here['tree']}, created with the first one"]
+    if here["target"] == "global":
+        return [f"This project ({here['worktree']}): notes go to the global tree (notes.target = \"global\")"]
+    return [
+        f"This project ({here['worktree']}) has no .memory/ folder: its sessions' notes go to the global tree.",
+        f"  To give it a tree of its own: mkdir {here['tree']}",
+    ]
 
 
 def _session_lines(st: dict[str, Any]) -> list[str]:

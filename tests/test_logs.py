@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta, timezone
@@ -329,3 +331,21 @@ def test_no_secret_reaches_the_log_file(tmp_path: Path, restore_logging) -> None
     assert key not in text and "AKIAIOSFODNN7EXAMPLE" not in text
     assert text.count("[REDACTED:") >= 3
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_pass_that_did_nothing_stays_out_of_memoryd_logs(home, fixture_db) -> None:
+    """`memoryd logs` shows work: a pass with nothing new is a debug line, not 'pass.done distilled=0'."""
+
+    def memoryd(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "daemon", *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    memoryd("distill", "--settle", "0")
+    memoryd("distill", "--settle", "0")  # nothing new
+    log_file = home.state_dir / "memoryd.log"
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    # At the default level (info) the idle pass is not even written.
+    assert [(r["level"], r["distilled"]) for r in records if r["event"] == "pass.done"] == [("info", 6)]
+    shown = memoryd("logs", "--lines", "200")
+    assert shown.count("pass.done") == 1 and "distilled=6" in shown

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from click.testing import CliRunner
 
@@ -84,3 +86,31 @@ def test_memory_problems_show_the_first_few_and_the_total(home, fixture_db):
     (root,) = data["memory"]
     assert len(root["problems"]) == 5 and root["problems_total"] == 7
     assert "… and 2 more (`memoryd reindex` lists them all)" in status().output
+
+
+def run_memoryd(cwd, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, as a user types it, in `cwd` (the home fixture's environment)."""
+    return subprocess.run([sys.executable, "-m", "daemon", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_inside_a_project_without_a_tree_it_says_how_to_opt_in(home, tmp_path):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    result = run_memoryd(project / "src", "status")
+    assert result.returncode == 0, result.stderr
+    assert f"This project ({project}) has no .memory/ folder" in result.stdout
+    assert f"mkdir {project / '.memory'}" in result.stdout
+    data = json.loads(run_memoryd(project, "status", "--json").stdout)
+    assert data["here"]["notes_go_to"] == "global" and data["here"]["exists"] is False
+
+
+def test_a_project_tree_is_listed_before_any_session_there_was_captured(home, tmp_path, fixture_db):
+    assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / ".memory").mkdir()
+    text = run_memoryd(project, "status").stdout
+    assert f"Memory (project): {project / '.memory'} — 0 memories" in text
+    assert f"This project ({project}): memory tree {project / '.memory'}" in text
+    assert "has no .memory/ folder" not in text

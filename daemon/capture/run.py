@@ -102,7 +102,9 @@ def run_pass(capture: Capture, options: PassOptions, progress: Progress | None =
     _update_hold(p)
     state.set_meta("last_pass", str(now_ms))
     report.seconds = capture.clock() - started
-    capture.log.info(
+    # A pass that wrote and decided nothing is a heartbeat: debug, so `memoryd logs` shows work.
+    did_work = report.distilled or report.junk or report.failed or report.stop_reason
+    (capture.log.info if did_work else capture.log.debug)(
         "pass.done",
         distilled=len(report.distilled),
         junk=len(report.junk),

@@ -45,7 +45,7 @@ def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool)
     from daemon.memory.context import context_payload
 
     with memory_errors():
-        ws = _workspace(app, directory, reading=True)
+        ws = _workspace(app, directory, reading=True, option="--dir")
         with ws:
             payload = context_payload(ws, app.settings.inject, directory or Path.cwd(), prompt, datetime.now(UTC))
     if as_json:

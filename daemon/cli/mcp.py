@@ -16,14 +16,20 @@ from daemon.cli.context import AppContext
 CLIENTS = ("opencode", "claude")
 
 
-def server_command(app: AppContext, project: Path | None) -> list[str]:
-    """Return the absolute command line that starts this memoryd's MCP server."""
+def memoryd_command(app: AppContext) -> list[str]:
+    """The absolute command that runs this memoryd (its script, else `python -m daemon`)
+    with this config: it survives a changed PATH and an unactivated venv."""
     from daemon.service.units import find_executable
 
     command = find_executable(sys.argv[0], shutil.which, sys.executable)
     if app.config_path is not None:
         command += ["--config", os.path.abspath(app.config_path)]
-    command.append("mcp")
+    return command
+
+
+def server_command(app: AppContext, project: Path | None) -> list[str]:
+    """Return the absolute command line that starts this memoryd's MCP server."""
+    command = [*memoryd_command(app), "mcp"]
     if project is not None:
         command += ["--project", os.path.abspath(project)]
     return command

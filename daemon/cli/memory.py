@@ -64,15 +64,18 @@ def memory_errors() -> Iterator[None]:
         fail(f"{exc.filename or 'a memory tree'}: {exc.strerror or exc}", EXIT_FAILED)
 
 
-def _workspace(app: AppContext, project: Path | None, *, reading: bool = False) -> Workspace:
+def _workspace(
+    app: AppContext, project: Path | None, *, reading: bool = False, option: str = "--project"
+) -> Workspace:
     """Open the caller's workspace; `reading` commands trust the index a running daemon keeps
-    and may use the settings an earlier command validated."""
+    and may use the settings an earlier command validated. `option` names the flag that gave
+    `project`, so an error points at what the user typed."""
     from daemon.memory.workspace import open_workspace
 
     app.quick = reading
 
     if project is not None and not project.is_dir():
-        fail(f"--project {project}: no such directory")
+        fail(f"{option} {project}: no such directory")
     ws = open_workspace(app.config, project or Path.cwd(), explicit_project=project is not None)
     ws.trust_index = reading and _daemon_running(app)
     return ws

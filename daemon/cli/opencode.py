@@ -6,7 +6,6 @@ Planning and file formats live in daemon.opencode.install; this module prints.
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
@@ -14,11 +13,10 @@ from daemon.cli.context import EXIT_FAILED, AppContext
 
 
 def _command(app: AppContext) -> list[str]:
-    """How OpenCode starts this memoryd: this interpreter, so the right install is used."""
-    command = [sys.executable, "-m", "daemon"]
-    if app.config_path is not None:
-        command += ["--config", str(app.config_path.resolve())]
-    return command
+    """How OpenCode starts this memoryd: the same absolute command `memoryd mcp --print-config` gives."""
+    from daemon.cli.mcp import memoryd_command
+
+    return memoryd_command(app)
 
 
 @click.group()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -22,7 +23,7 @@ def status(app: AppContext, as_json: bool) -> None:
     from daemon.status import format_status, gather
 
     config_error = app.load_despite_errors()  # a bad config is what one runs status to find
-    data = gather(app.config)
+    data = gather(app.config, here=Path.cwd())
     if as_json:
         click.echo(json.dumps({**data, "config_error": config_error}, indent=2, ensure_ascii=False))
     else:

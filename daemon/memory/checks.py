@@ -43,9 +43,12 @@ def clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
     cleaned = tuple(dict.fromkeys(t for t in (one_line(tag) for tag in tags) if t))
     if len(cleaned) > MAX_TAGS:
         raise InvalidInput(f"at most {MAX_TAGS} tags, got {len(cleaned)}")
-    for tag in cleaned:
-        if len(tag) > MAX_TAG or "," in tag:
-            raise InvalidInput(f"tag {tag[:50]!r} is not usable: at most {MAX_TAG} characters, no commas")
+    # The errors name a tag by position and length, never by value: a pasted secret stays out.
+    for number, tag in enumerate(cleaned, start=1):
+        if len(tag) > MAX_TAG:
+            raise InvalidInput(f"tag {number} is {len(tag)} characters long; a tag has at most {MAX_TAG}")
+        if "," in tag:
+            raise InvalidInput(f"tag {number} holds a comma; separate tags with commas, not inside one")
     return cleaned
 
 

@@ -145,12 +145,15 @@ def unit_path(manager: Manager, home: Path) -> Path:
 
 
 def find_executable(argv0: str, which: Callable[[str], str | None], python: str) -> list[str]:
-    """Return the command that starts memoryd: its script, else `python -m daemon`."""
+    """Return the command that starts memoryd: the running script, the script of this
+    interpreter's install, the one on PATH, else `python -m daemon`."""
     # Not resolved through symlinks: pipx links ~/.local/bin/memoryd into a venv that
     # an upgrade may recreate; the link stays valid, a resolved path might not.
-    if Path(argv0).name == "memoryd" and os.sep in argv0:
-        candidate = os.path.abspath(argv0)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+    running = os.path.abspath(argv0) if Path(argv0).name == "memoryd" and os.sep in argv0 else None
+    # Started as `python -m daemon`: this interpreter's own script beats another install's.
+    beside = os.path.join(os.path.dirname(os.path.abspath(python)), "memoryd")
+    for candidate in (running, beside):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return [candidate]
     found = which("memoryd")
     if found:

@@ -234,3 +234,22 @@ def test_distill_leaves_compiled_trees_behind(home, fixture_db):
     index_md = (home.global_root / "sessions" / "index.md").read_text()
     assert all(f"({note.name})" in index_md for note in notes)
     assert "(sessions/index.md)" in (home.global_root / "ROOT.md").read_text()
+
+
+def test_papercut_errors_name_what_the_user_typed(home, tmp_path) -> None:
+    """`context --dir` errors name --dir; an over-long tag is described by its length, never echoed."""
+    import subprocess
+    import sys
+
+    def memoryd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "daemon", *args], capture_output=True, text=True, timeout=60)
+
+    missing = tmp_path / "nonexistent"
+    done = memoryd("context", "--dir", str(missing))
+    assert done.returncode != 0
+    assert f"--dir {missing}: no such directory" in done.stderr and "--project" not in done.stderr
+    pasted = "x" * 60 + "Zq8vR2mN4kT7wY1p"
+    done = memoryd("remember", "--kind", "lesson", "--title", "Tags", "--tags", f"ok,{pasted}", "body")
+    assert done.returncode != 0
+    assert "tag 2 is 76 characters long" in done.stderr
+    assert "xxxx" not in done.stderr and "Zq8vR2mN4kT7wY1p" not in done.stderr

@@ -122,3 +122,23 @@ def test_memoryd_status_says_whether_opencode_gets_memory(oc: Path) -> None:
     data = json.loads(after.output)["opencode"]
     assert data["plugin_installed"] and data["mcp_registered"] and not data["plugin_outdated"]
     assert "OpenCode plugin: installed, current" in run("status").output
+
+
+def test_install_registers_the_same_mcp_command_as_print_config(oc: Path, tmp_path: Path) -> None:
+    """One MCP command everywhere: the absolute `memoryd` of this install, as `mcp --print-config` gives it."""
+    import sys
+
+    venv_memoryd = Path(sys.executable).parent / "memoryd"
+    done = subprocess.run([sys.executable, "-m", "daemon", "opencode", "install"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    installed = json.loads((oc / "opencode.json").read_text())["mcp"]["memoryd"]["command"]
+    printed = subprocess.run(
+        [sys.executable, "-m", "daemon", "mcp", "--print-config", "opencode", "--project", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert printed.returncode == 0, printed.stderr
+    shown = json.loads(printed.stdout)["mcp"]["memoryd"]["command"]
+    assert installed[0] == shown[0] and Path(installed[0]).is_absolute()
+    assert installed == shown[: len(installed)] and installed[-1] == "mcp"
+    if venv_memoryd.exists():  # an installed memoryd: its script, not `python -m daemon`
+        assert installed == [str(venv_memoryd), "mcp"]

@@ -223,6 +223,10 @@ def test_find_executable_prefers_the_running_script(tmp_path: Path) -> None:
         "-m",
         "daemon",
     ]
+    # `python -m daemon` from a venv: that venv's own script, not another install's on PATH.
+    python = script.parent / "python"
+    python.write_text("")
+    assert find_executable("/x/daemon/__main__.py", lambda _: "/usr/local/bin/memoryd", str(python)) == [str(script)]
     # A script name that is not executable is not trusted.
     script.chmod(0o644)
     assert find_executable(str(script), lambda _: None, "/py") == ["/py", "-m", "daemon"]
