@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import plistlib
 import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,11 +67,14 @@ def test_systemd_unit_has_the_required_shape() -> None:
     assert one["WatchdogSec"] == ["60s"]
     assert one["Environment"] == ["XDG_STATE_HOME=/home/u/state"]
     assert one["EnvironmentFile"] == ["-%h/.config/memoryd/service.env"]
-    for key, value in [("NoNewPrivileges", "yes"), ("PrivateTmp", "yes"), ("ProtectSystem", "strict"), ("ReadWritePaths", "%h")]:
+    # PrivateUsers: before systemd 253 the mount-namespace options fail without it (218/CAPABILITIES).
+    sandbox = [("PrivateUsers", "yes"), ("NoNewPrivileges", "yes"), ("PrivateTmp", "yes"),
+               ("ProtectSystem", "strict"), ("ReadWritePaths", "%h")]
+    for key, value in sandbox:
         assert one[key] == [value]
     assert "ProtectHome" not in one, "ProtectHome would hide ~/.local/share/opencode and the trees"
     assert values(unit, "Install", "WantedBy") == ["default.target"]
-    assert "@" not in text.replace("@…@", ""), "no placeholder left"
+    assert not re.search(r"@[A-Z_]+@", text), "no placeholder left"
 
 
 def test_systemd_unit_without_extra_environment_has_no_environment_line() -> None:
