@@ -16,7 +16,12 @@ from daemon.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fai
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip the N oldest sessions first.")
 @click.option("--session", "session_id", metavar="ID", help="Only this session (ses_…).")
 @click.option("--dry-run", is_flag=True, help="Show what would be distilled; write nothing.")
-@click.option("--show", is_flag=True, help="With --dry-run: print the notes it would write (a model is called).")
+@click.option(
+    "--show",
+    is_flag=True,
+    help="With --dry-run: print the notes it would write and the lesson, gotcha and decision memories "
+    "they would save (a model is called).",
+)
 @click.option("--force", is_flag=True, help="Redo sessions even if unchanged (costs model calls).")
 @click.option("--redistill-stale", is_flag=True, help="Redo only notes made by another model or prompt version.")
 @click.option(
@@ -91,7 +96,7 @@ def _run_pass(app: AppContext, options, show: bool):
     try:
         report = _run_with_progress(capture, options)
         if show:
-            _show_notes(capture, report.would_distill)
+            _show_notes(capture, report.would_distill, app.settings.notes.extract_memories)
     except LookupError as exc:
         fail(str(exc).strip("'\""), EXIT_USAGE)
     except sqlite3.DatabaseError as exc:  # damaged past what opening it could tell
@@ -101,11 +106,17 @@ def _run_pass(app: AppContext, options, show: bool):
     return report, capture
 
 
-def _show_notes(capture, session_ids: list[str]) -> None:
+def _show_notes(capture, session_ids: list[str], extract_memories: bool) -> None:
+    """Each note a pass would write, then the lesson, gotcha and decision memories it would save."""
+    from daemon.capture.lessons import statements
     from daemon.capture.preview import preview_notes
 
     for sid, note in preview_notes(capture, session_ids):
         click.echo(f"===== {sid} =====\n{note.rstrip()}\n")
+        found = statements(note) if extract_memories and note.startswith("---\n") else []
+        if found:
+            click.echo(f"----- {sid}: memories this note would save -----")
+            click.echo("\n".join(f"- {s.kind}: {s.title}" for s in found) + "\n")
 
 
 def _compile_trees(app: AppContext, notes: Iterable[str]) -> None:

@@ -40,3 +40,30 @@ def test_list_junk_names_each_skipped_session_with_its_reason(home, fixture_db, 
 
     (entry,) = json.loads(run("list", "--junk", "--json").output)
     assert entry["session_id"] == junk and entry["reason"].startswith("only greetings")
+
+
+def test_dry_run_show_lists_the_memories_the_notes_would_save(home, fixture_db, tmp_path):
+    """The preview names each lesson, gotcha and decision memory; a real pass then saves exactly those."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    def memoryd(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "daemon", *args], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    shown = memoryd("distill", "--dry-run", "--show", "--settle", "0")
+    assert "memories this note would save" in shown
+    previewed = set(re.findall(r"^- (lesson|gotcha|decision): (.+)$", shown, flags=re.M))
+    assert previewed and {kind for kind, _ in previewed} <= {"lesson", "gotcha", "decision"}
+    memoryd("distill", "--settle", "0")
+    saved = {
+        (m["kind"], m["title"])
+        for m in json.loads(memoryd("list", "--json"))
+        if m["kind"] in {"lesson", "gotcha", "decision"}
+    }
+    assert saved == previewed
