@@ -126,15 +126,16 @@ class OpenCode2Home(OpenCodeHome):
     ) -> str:
         """Run ``opencode run --standalone --auto`` in ``worktree``; return the session id.
 
-        2.0's ``run`` has no ``--dir``: the working directory is the session's. The rest
-        is as :meth:`OpenCodeHome.run`.
+        2.0's ``run`` has no ``--dir``: the working directory is the session's. No ``--``
+        before the prompt: 2.0 would store the message twice. The rest is as
+        :meth:`OpenCodeHome.run`.
         """
         if self.binary is None:
             raise OpenCodeError("OpenCode 2 binary not found; run .ci/install-opencode")
         args = [str(self.binary), "run", "--standalone", "--auto", "--format", "json"]
         if session:
             args += ["--session", session]
-        args += [*extra_args, "--", *(prompt.split(" ") if verbatim else [prompt])]
+        args += [*extra_args, *(prompt.split(" ") if verbatim else [prompt])]
         before = self._root_session_ids()
         started = time.monotonic()
         stdout, stderr, code = _communicate(args, worktree, self.env, timeout, self._describe)
