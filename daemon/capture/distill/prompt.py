@@ -9,7 +9,7 @@ from __future__ import annotations
 from daemon.capture.distill.base import SECTIONS, Transcript
 from daemon.scrub import redact
 
-PROMPT_VERSION = "v2"
+PROMPT_VERSION = "v3"
 
 _HEADINGS = "\n".join(f"## {name}" for name in SECTIONS)
 
@@ -33,9 +33,22 @@ that the transcript does not show; when the outcome is unknown or the work was l
 unfinished, say so.
 - Do not reveal, describe or summarise your reasoning. Output only the note.
 - Never copy a secret (API key, token, password). Anything shown as [REDACTED:…] stays that way.
-- Outcome / Current State: the result of every user request in the session, earliest \
-first, one line each, so work done before the session was continued is not lost. Start \
-with the result itself (what now works, what was found), never with the user's question.
+- The final state leads. Outcome / Current State opens with where the session ended: the \
+conclusion of the last request, including a negative one (still failing, blocked, not \
+fixed: say so plainly). Results of earlier requests follow, one line each, only where they \
+still stand, so work done before the session was continued is not lost. Start with the \
+result itself (what now works, what was found), never with the user's question.
+- A claim that later text withdraws is superseded ("that didn't hold up", "that was not \
+it", "still fails", "reverted", 不对, 还是失败, 違った, 効かなかった, 안 됐다, and any \
+other wording that takes a statement back): never state it as an outcome, a cause or a \
+fix. Put it under Problems & Fixes as a failed approach: "Tried X: did not work, because Y".
+- Keep the decisive findings wherever they stand in the session ("found it", "X is the \
+culprit", "confirmed", 原因是, 原因は, 원인은), with the names and versions they give.
+- Problems & Fixes: the failing command with its first real error line, copied exactly, \
+and the fix that worked. Never raw output lines (test summaries, progress), source code \
+lines, or plans ("I'll…", "should…") as if they were fixes.
+- Never repeat the user's request outside What Was Worked On; there, keep a continued \
+session's follow-up request whole.
 - Say each thing once: a line belongs to one section only. Decisions are choices made and \
 why; a fix goes under Problems & Fixes, not under Decisions.
 - Write a durable lesson, gotcha or decision as its own line starting with "Lesson:", \

@@ -21,7 +21,9 @@ _WRITE_TOOLS = {"write", "create"}
 _READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
 _SHELL_META = re.compile(r"[|;&<>`$(){}]")
 _MEMORY_PARTS = (".memory",)
-_REDIRECT = re.compile(r"(?<![<>&0-9])>{1,2}\s*([^\s;&|<>()]+)")
+_REDIRECT_OPS = {">", ">>", ">|", "&>", "&>>"}
+# `<<EOF` … `EOF` (also `<<-`, `<<'EOF'`, `<<"EOF"`): the body is data, not shell.
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w-]*)\1")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _GLOBAL_TREE = re.compile(r"(^|/)opencode/memory(/|$)")
 
@@ -51,6 +53,40 @@ def _read_only_targets(command: str) -> list[str] | None:
             return None
         targets += found
     return targets or None
+
+
+def _without_heredocs(command: str) -> str:
+    """The command with every here-document's body left out (its opening line kept)."""
+    lines = command.split("\n")
+    kept: list[str] = []
+    ends: list[str] = []
+    for line in lines:
+        if ends:
+            if line.strip() == ends[0]:
+                ends.pop(0)
+            continue
+        kept.append(line)
+        ends = [m.group(2) for m in _HEREDOC.finditer(line)]
+    return "\n".join(kept)
+
+
+def redirect_targets(command: str) -> list[str]:
+    """Files a shell command writes by redirection (`> f`, `>> f`, `&> f`), shell quoting respected.
+
+    Words inside quotes (`psql -c "… HAVING count(*) > 1"`) and here-document bodies are
+    data, never a redirect; `2>&1` duplicates a descriptor and names no file.
+    """
+    lexer = shlex.shlex(_without_heredocs(command), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: nothing in it can be trusted as a target
+        return []
+    targets: list[str] = []
+    for op, target in zip(words, words[1:]):
+        if op in _REDIRECT_OPS and target not in _REDIRECT_OPS and not target.isdigit() and target != "-":
+            targets.append(target)
+    return targets
 
 
 def _segment_targets(command: str) -> list[str] | None:
@@ -116,9 +152,9 @@ class Touched:
             return
         if any(is_memory_path(word) for word in command.split()):
             return  # reading or writing memoryd's own tree is not the session's work
-        for target in _REDIRECT.findall(command):
+        for target in redirect_targets(command):
             if not target.startswith("/dev/"):
-                self.touch(target.strip("'\""), "written")  # `cat > new.py <<EOF`, `echo x >> .env`
+                self.touch(target, "written")  # `cat > new.py <<EOF`, `echo x >> .env`
         self.commands.append(f"`{_short(command, 160)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
