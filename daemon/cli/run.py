@@ -28,14 +28,32 @@ def run(app: AppContext) -> None:
     Ctrl-C (or SIGTERM) stops it cleanly; a second Ctrl-C forces it.
     SIGHUP reloads the configuration. Logs: `memoryd logs -f`.
     """
+    from daemon.service.units import LAUNCHD_LABEL
+
+    # launchd names the job it started in XPC_SERVICE_NAME (a Terminal has "0" there).
+    under_launchd = os.environ.get("XPC_SERVICE_NAME") == LAUNCHD_LABEL
+    try:
+        _run(app, under_launchd)
+    except SystemExit as exc:
+        if under_launchd and exc.code == EXIT_USAGE:
+            # launchd's KeepAlive cannot exempt one exit status (systemd's unit has
+            # RestartPreventExitStatus=2): a bad configuration or a memoryd already
+            # running would be restarted every 30 s forever. Exit 0: launchd stops here.
+            click.echo("memoryd: not restarting under launchd: fix the problem above, then "
+                       f"`launchctl kickstart gui/{os.getuid()}/{LAUNCHD_LABEL}`", err=True)
+            raise SystemExit(0) from exc
+        raise
+
+
+def _run(app: AppContext, under_launchd: bool) -> None:
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
 
     app.make_state_private()  # a state folder left 0755 is tightened before anything starts
 
-    # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only
-    # (launchd sets XPC_SERVICE_NAME). Under systemd, stderr is the journal.
-    app.setup_logging(stderr=not os.environ.get("XPC_SERVICE_NAME"))
+    # launchd sends stderr to a file nothing rotates: there, log to memoryd.log only.
+    # Under systemd, stderr is the journal.
+    app.setup_logging(stderr=not under_launchd)
     # `kill -USR1 <pid>` prints every thread's stack to stderr: for "it seems stuck" reports.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     daemon = Daemon(app.config, app.config_path)

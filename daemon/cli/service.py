@@ -100,19 +100,74 @@ def _render(ctx: click.Context, manager: units.Manager) -> str:
 
 
 def _execute(plan: units.ServicePlan) -> None:
-    """Run the plan's steps in order; stop at the first required one that fails."""
+    """Run the plan's steps in order; stop at the first required one that fails.
+
+    A step that starts the service and fails leaves it stopped and disabled, and the
+    message says why it failed (the unit's result and exit status), not what systemctl
+    printed on the way.
+    """
     for step in plan.steps:
         click.echo(f"$ {step}")
         try:
             result = _run(step.argv)
         except subprocess.TimeoutExpired:
+            if step.starts:
+                _start_failed(plan, f"did not become active within {COMMAND_TIMEOUT_S} s")
             fail(f"`{step}` did not finish within {COMMAND_TIMEOUT_S} s. {_diagnose_hint(plan)}", EXIT_FAILED)
+        if step.starts and plan.manager == "systemd" and (result.returncode != 0 or not _systemd_active()):
+            _start_failed(plan, "did not start")
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip() or f"exit status {result.returncode}"
             if not step.check:
                 click.echo(f"  (ignored: {_first_line(detail)})")
                 continue
             fail(f"`{step}` failed: {detail}\n{_diagnose_hint(plan)}", EXIT_FAILED)
+
+
+def _systemd_active() -> bool:
+    probe = _run(("systemctl", "--user", "is-active", units.SYSTEMD_UNIT), PROBE_TIMEOUT_S)
+    return probe.stdout.strip() == "active"
+
+
+def _exit_status_name(status: str) -> str | None:
+    """`218` → `CAPABILITIES`, from systemd's own table (`systemd-analyze exit-status`)."""
+    if not status.isdigit() or shutil.which("systemd-analyze") is None:
+        return None
+    try:
+        result = _run(("systemd-analyze", "exit-status", status), PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None
+    for line in result.stdout.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] == status and fields[0] != "-":
+            return fields[0]
+    return None
+
+
+def _start_failed(plan: units.ServicePlan, what: str) -> None:
+    """Stop and disable a unit that cannot start, say why in one line, exit 1."""
+    props = _systemd_properties(units.FAILURE_PROPERTIES)
+    name = _exit_status_name(props.get("ExecMainStatus", ""))
+    # Stop the restart loop, and do not leave it enabled: it would fail at every login.
+    # daemon-reload: the manager caches the unit file's state, `status` would still say enabled.
+    for argv in (("stop", units.SYSTEMD_UNIT), ("disable", units.SYSTEMD_UNIT), ("daemon-reload",)):
+        _run(("systemctl", "--user", *argv), PROBE_TIMEOUT_S)
+    result = props.get("Result") or "unknown"
+    fail(
+        f"{units.SYSTEMD_UNIT} {what} (result: {result}, {units.exit_status_text(props, name)}); "
+        f"it is left stopped and disabled. {_sentence(units.start_failure_hint(props, name))}; "
+        f"`journalctl --user -u memoryd -e` has the details, then run `memoryd service install` again.",
+        EXIT_FAILED,
+    )
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _systemd_properties(names: tuple[str, ...]) -> dict[str, str]:
+    result = _run(("systemctl", "--user", "show", units.SYSTEMD_UNIT, f"--property={','.join(names)}"), PROBE_TIMEOUT_S)
+    return dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
 
 
 def _diagnose_hint(plan: units.ServicePlan) -> str:
@@ -144,6 +199,7 @@ def install(ctx: click.Context, dry_run: bool) -> None:
     path = units.unit_path(manager, _home())
     previous = path.read_text(encoding="utf-8") if path.exists() else None
     plan = units.plan_install(manager, _home(), os.getuid(), content, previous)
+    _warn_hidden(ctx, manager)
     if dry_run:
         verb = "replace" if previous is not None else "write"
         click.echo(f"Would {verb} {path} (mode 0644):\n")
@@ -171,6 +227,27 @@ def install(ctx: click.Context, dry_run: bool) -> None:
         click.echo(
             "It starts when you log in. To keep it running while you are logged out: "
             "`loginctl enable-linger $USER`."
+        )
+
+
+def _warn_hidden(ctx: click.Context, manager: units.Manager) -> None:
+    """Warn when the unit would not see memoryd or its folders (PrivateTmp= hides /tmp)."""
+    if manager != "systemd":
+        return
+    import daemon
+
+    executable = units.find_executable(sys.argv[0], shutil.which, sys.executable)
+    looked_at = {executable[0]: "memoryd itself"}
+    if executable[1:2] == ["-m"]:
+        looked_at[str(Path(daemon.__file__).parent)] = "memoryd's code"
+    for key, value in units.service_environment(_environ(), ctx.obj.config_path).items():
+        looked_at.setdefault(value, key)
+    for path in units.hidden_paths(list(looked_at)):
+        click.echo(
+            f"memoryd: warning: the service cannot see {looked_at[path]} ({path}): the unit's "
+            "PrivateTmp=yes gives it an empty /tmp and /var/tmp. Install memoryd and keep its "
+            "folders elsewhere (e.g. `pipx install`), or the service will not find them.",
+            err=True,
         )
 
 
@@ -235,29 +312,36 @@ def _daemon_line(lock_file: Path) -> str:
     return f"not running (last pid {info.pid or '?'})"
 
 
-def _systemd_state() -> list[tuple[str, str]]:
-    """Return what `systemctl --user show` says about the unit, as labelled lines."""
+# States of a unit that is doing its job (or about to): anything else makes `status` exit 1.
+_SYSTEMD_OK = {("active", "running"), ("reloading", "running"), ("activating", "start")}
+
+
+def _systemd_state() -> tuple[list[tuple[str, str]], bool]:
+    """Return what `systemctl --user show` says about the unit, as labelled lines, and
+    whether it is running as it should."""
     props = "LoadState,ActiveState,SubState,UnitFileState,MainPID,StatusText,FragmentPath"
     result = _run(("systemctl", "--user", "show", units.SYSTEMD_UNIT, f"--property={props}"), PROBE_TIMEOUT_S)
     if result.returncode != 0:
         raise ManagerUnavailable(NO_USER_BUS.format(detail=_first_line(result.stderr or result.stdout)))
     values = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
     if values.get("LoadState") == "not-found":
-        return [("unit", "not loaded by systemd (run `memoryd service install`)")]
-    state = f"{values.get('ActiveState', '?')} ({values.get('SubState', '?')}), {values.get('UnitFileState', '?')}"
+        return [("unit", "not loaded by systemd (run `memoryd service install`)")], False
+    active, sub = values.get("ActiveState", "?"), values.get("SubState", "?")
+    state = f"{active} ({sub}), {values.get('UnitFileState', '?')}"
     lines = [("unit", state)]
     if values.get("MainPID", "0") != "0":
         lines.append(("main pid", values["MainPID"]))
     if values.get("StatusText"):
         lines.append(("status", values["StatusText"]))
-    return lines
+    return lines, (active, sub) in _SYSTEMD_OK
 
 
-def _launchd_state(uid: int) -> list[tuple[str, str]]:
-    """Return what `launchctl print` says about the agent, as labelled lines."""
+def _launchd_state(uid: int) -> tuple[list[tuple[str, str]], bool]:
+    """Return what `launchctl print` says about the agent, as labelled lines, and whether
+    it is running."""
     result = _run(("launchctl", "print", f"gui/{uid}/{units.LAUNCHD_LABEL}"), PROBE_TIMEOUT_S)
     if result.returncode != 0:
-        return [("agent", "not loaded by launchd (run `memoryd service install`)")]
+        return [("agent", "not loaded by launchd (run `memoryd service install`)")], False
     fields: dict[str, str] = {}
     for line in result.stdout.splitlines():
         key, sep, value = line.strip().partition(" = ")
@@ -268,13 +352,17 @@ def _launchd_state(uid: int) -> list[tuple[str, str]]:
         lines.append(("pid", fields["pid"]))
     if "last exit code" in fields:
         lines.append(("last exit", fields["last exit code"]))
-    return lines
+    return lines, fields.get("state") == "running"
 
 
 @service.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """Show the service's state, where its unit file is, and whether the daemon runs."""
+    """Show the service's state, where its unit file is, and whether the daemon runs.
+
+    Exits 1 when the service is not running as it should (failed, stopped, restarting,
+    not installed) or its manager cannot be asked.
+    """
     ctx.obj.load_despite_errors()  # a service that will not start often has a bad config
     manager = _manager(ctx)
     path = units.unit_path(manager, _home())
@@ -283,7 +371,10 @@ def status(ctx: click.Context) -> None:
     problem = None
     try:
         check_manager(manager)
-        rows += _systemd_state() if manager == "systemd" else _launchd_state(os.getuid())
+        state, healthy = _systemd_state() if manager == "systemd" else _launchd_state(os.getuid())
+        rows += state
+        if not healthy or not path.exists():
+            code = EXIT_FAILED  # failed, stopped or missing: not a service doing its job
     except ManagerUnavailable as exc:
         rows.append(("service", "unknown"))
         problem, code = str(exc), EXIT_FAILED

@@ -175,6 +175,7 @@ class Step:
 
     argv: tuple[str, ...]
     check: bool = True
+    starts: bool = False  # it starts the service: its failure is the service's, explained as such
 
     def __str__(self) -> str:
         return " ".join(self.argv)
@@ -190,8 +191,8 @@ class ServicePlan:
     steps: tuple[Step, ...] = field(default_factory=tuple)
 
 
-def _systemctl(*args: str, check: bool = True) -> Step:
-    return Step(("systemctl", "--user", *args), check)
+def _systemctl(*args: str, check: bool = True, starts: bool = False) -> Step:
+    return Step(("systemctl", "--user", *args), check, starts)
 
 
 def plan_install(
@@ -204,13 +205,22 @@ def plan_install(
     """Plan writing `content` as the unit and (re)starting it; `previous` is the old file."""
     path = unit_path(manager, home)
     if manager == "systemd":
-        start = (
-            # A changed unit must replace a running daemon; `enable --now` would leave it be.
-            (_systemctl("enable", SYSTEMD_UNIT), _systemctl("restart", SYSTEMD_UNIT))
-            if previous is not None
-            else (_systemctl("enable", "--now", SYSTEMD_UNIT),)
+        return ServicePlan(
+            manager,
+            path,
+            content,
+            (
+                _systemctl("daemon-reload"),
+                # A unit that hit its start limit refuses `restart` until this clears it.
+                _systemctl("reset-failed", SYSTEMD_UNIT, check=False),
+                # `restart` starts a stopped unit and replaces a running daemon (a changed
+                # unit, an upgrade); for Type=notify it returns once READY=1 arrived or the
+                # start failed. Enabled only after that: a unit that cannot start must not
+                # fail again at every login.
+                _systemctl("restart", SYSTEMD_UNIT, starts=True),
+                _systemctl("enable", SYSTEMD_UNIT),
+            ),
         )
-        return ServicePlan(manager, path, content, (_systemctl("daemon-reload"), *start))
     target = f"gui/{uid}/{LAUNCHD_LABEL}"
     return ServicePlan(
         manager,
@@ -224,6 +234,53 @@ def plan_install(
             Step(("launchctl", "bootstrap", f"gui/{uid}", str(path))),
         ),
     )
+
+
+# What `systemctl show` is asked after a start failed, and how that is told.
+FAILURE_PROPERTIES = ("ActiveState", "SubState", "Result", "ExecMainCode", "ExecMainStatus", "NRestarts")
+_CLD_EXITED = "1"
+# Exit statuses systemd itself uses when it cannot set up the process (200-243).
+_SANDBOX_STEPS = {"CAPABILITIES", "NAMESPACE", "NO_NEW_PRIVILEGES", "SECCOMP", "ADDRESS_FAMILIES",
+                  "USER", "GROUP", "PERSONALITY", "KEYRING"}
+HIDDEN_BY_PRIVATE_TMP = ("/tmp", "/var/tmp")
+
+
+def exit_status_text(props: Mapping[str, str], name: str | None) -> str:
+    """Return `status=218/CAPABILITIES` (or `signal=9`) from the unit's ExecMain* values."""
+    code = props.get("ExecMainCode", "")
+    status = props.get("ExecMainStatus", "")
+    if code and code != _CLD_EXITED and status not in ("", "0"):
+        return f"signal={status}"
+    return f"status={status}/{name}" if name else f"status={status or '?'}"
+
+
+def start_failure_hint(props: Mapping[str, str], name: str | None) -> str:
+    """Return what to do about a start that failed the way `props` says."""
+    result = props.get("Result", "")
+    status = props.get("ExecMainStatus", "")
+    if name == "EXEC":
+        return ("systemd cannot run memoryd's executable: it must exist, and not under /tmp or "
+                "/var/tmp, which the unit's PrivateTmp= hides; reinstall memoryd elsewhere")
+    if name in _SANDBOX_STEPS or (status.isdigit() and 200 <= int(status) <= 243):
+        return ("this systemd refuses a sandbox option; switch it off in a drop-in as "
+                "docs/service.md says (\"The unit does not start\")")
+    if result == "timeout":
+        return "memoryd did not report ready in time; `memoryd logs` says what it was doing"
+    if status == "2":
+        return ("memoryd refused to start (a configuration error, or another memoryd running): "
+                "`memoryd config check`, `memoryd service status`")
+    return "`memoryd logs --level error` says why"
+
+
+def hidden_paths(paths: Sequence[str | Path]) -> list[str]:
+    """Return those of `paths` the unit cannot see: under /tmp or /var/tmp (PrivateTmp=yes)."""
+    hidden = []
+    for path in paths:
+        for form in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+            if any(form == top or form.startswith(top + "/") for top in HIDDEN_BY_PRIVATE_TMP):
+                hidden.append(str(path))
+                break
+    return hidden
 
 
 def plan_uninstall(manager: Manager, home: Path, uid: int) -> ServicePlan:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli.main import cli
-from daemon.service.units import systemd_quote
+from daemon.service.units import find_executable, systemd_quote
 
 UNIT = Path(".config/systemd/user/memoryd.service")
 PLIST = Path("Library/LaunchAgents/dev.memoryd.agent.plist")
@@ -21,6 +21,7 @@ FAKE = """#!/bin/sh
 printf '%s\\n' "$*" >> "{log}"
 case "$*" in
 {cases}
+"--user is-active"*) echo active;;
 esac
 exit 0
 """
@@ -53,9 +54,13 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+def expected_command() -> list[str]:
+    # Nothing named memoryd on PATH: this interpreter's own script, else `python -m daemon`.
+    return find_executable(sys.argv[0], lambda _name: None, sys.executable)
+
+
 def expected_exec_start() -> str:
-    # With nothing named memoryd on PATH, the unit falls back to `python -m daemon`.
-    return " ".join(systemd_quote(a, command=i > 0) for i, a in enumerate([sys.executable, "-m", "daemon"])) + " run"
+    return " ".join(systemd_quote(a, command=i > 0) for i, a in enumerate(expected_command())) + " run"
 
 
 def test_install_dry_run_prints_and_touches_nothing(home, bin_dir: Path) -> None:
@@ -66,7 +71,10 @@ def test_install_dry_run_prints_and_touches_nothing(home, bin_dir: Path) -> None
     assert f"Would write {unit_file} (mode 0644)" in result.stdout
     assert f"ExecStart={expected_exec_start()}" in result.stdout
     assert "Environment=" + systemd_quote(f"XDG_STATE_HOME={home.state}") in result.stdout
-    assert "  systemctl --user daemon-reload\n  systemctl --user enable --now memoryd.service" in result.stdout
+    assert (
+        "  systemctl --user daemon-reload\n  systemctl --user reset-failed memoryd.service\n"
+        "  systemctl --user restart memoryd.service\n  systemctl --user enable memoryd.service"
+    ) in result.stdout
     assert "Nothing was changed" in result.stdout
     assert not unit_file.exists()
     assert systemctl.calls == ["--user show-environment"]  # the read-only probe only
@@ -87,22 +95,22 @@ def test_install_writes_the_unit_and_enables_it(home, bin_dir: Path) -> None:
     text = unit_file.read_text()
     assert f"ExecStart={expected_exec_start()}\n" in text
     assert f"EnvironmentFile=-{home.config}/memoryd/service.env" in text
-    assert systemctl.calls == [
+    # Started (and seen active) before it is enabled: a unit that cannot start stays off.
+    steps = [
         "--user show-environment",
         "--user daemon-reload",
-        "--user enable --now memoryd.service",
+        "--user reset-failed memoryd.service",
+        "--user restart memoryd.service",
+        "--user is-active memoryd.service",
+        "--user enable memoryd.service",
     ]
+    assert systemctl.calls == steps
     assert "loginctl enable-linger" in result.stdout
 
     # Installing again (say, after an upgrade) restarts the running daemon.
     again = invoke("service", "--platform", "linux", "install")
     assert again.exit_code == 0, again.output
-    assert systemctl.calls[3:] == [
-        "--user show-environment",
-        "--user daemon-reload",
-        "--user enable memoryd.service",
-        "--user restart memoryd.service",
-    ]
+    assert systemctl.calls[len(steps):] == steps
 
 
 def test_install_carries_the_config_option(home, bin_dir: Path, tmp_path: Path) -> None:
@@ -154,11 +162,46 @@ def test_missing_systemctl_exits_1_with_what_to_do(home, bin_dir: Path) -> None:
     assert "systemctl was not found" in result.stderr and "your own supervisor" in result.stderr
 
 
-def test_a_failing_step_stops_the_install_and_points_at_the_journal(home, bin_dir: Path) -> None:
-    FakeTool(bin_dir, "systemctl", '"--user enable --now memoryd.service") echo "Job failed" >&2; exit 1;;')
+def test_a_unit_that_cannot_start_is_left_stopped_and_disabled(home, bin_dir: Path) -> None:
+    # What systemd 252 did with the unit before PrivateUsers=yes.
+    show = "Result=exit-code\\nExecMainCode=1\\nExecMainStatus=218\\nActiveState=activating\\nSubState=auto-restart\\n"
+    systemctl = FakeTool(
+        bin_dir,
+        "systemctl",
+        '"--user restart memoryd.service") echo "Job for memoryd.service failed because the control process '
+        'exited with error code." >&2; exit 1;;\n'
+        f'"--user show memoryd.service"*) printf "{show}";;\n'
+        '"--user enable"*) echo "Created symlink /x -> /y." >&2;;',
+    )
     result = invoke("service", "--platform", "linux", "install")
     assert result.exit_code == 1
-    assert "Job failed" in result.stderr and "journalctl --user -u memoryd" in result.stderr
+    error = [line for line in result.stderr.splitlines() if line.startswith("memoryd: ") and "warning" not in line]
+    assert len(error) == 1, result.stderr
+    assert "did not start (result: exit-code, status=218" in error[0]
+    assert "stopped and disabled" in error[0] and "docs/service.md" in error[0]
+    assert "Created symlink" not in result.output and "Job for" not in result.output
+    assert "--user enable memoryd.service" not in systemctl.calls
+    assert systemctl.calls[-3:] == ["--user stop memoryd.service", "--user disable memoryd.service", "--user daemon-reload"]
+
+
+def test_a_unit_that_dies_after_starting_is_not_enabled(home, bin_dir: Path) -> None:
+    systemctl = FakeTool(
+        bin_dir,
+        "systemctl",
+        '"--user is-active"*) echo failed; exit 3;;\n'
+        '"--user show memoryd.service"*) printf "Result=exit-code\\nExecMainCode=1\\nExecMainStatus=2\\n";;',
+    )
+    result = invoke("service", "--platform", "linux", "install")
+    assert result.exit_code == 1
+    assert "status=2" in result.stderr and "memoryd config check" in result.stderr
+    assert "--user enable memoryd.service" not in systemctl.calls
+
+
+def test_install_warns_when_the_unit_cannot_see_memoryd(home, bin_dir: Path) -> None:
+    FakeTool(bin_dir, "systemctl")
+    result = invoke("service", "--platform", "linux", "install", "--dry-run")
+    # The test home is under /tmp (pytest's tmp_path), as a state folder there would be.
+    assert "cannot see XDG_STATE_HOME" in result.stderr and "PrivateTmp=yes" in result.stderr
 
 
 def test_status_shows_unit_state_file_and_daemon(home, bin_dir: Path) -> None:
@@ -166,13 +209,22 @@ def test_status_shows_unit_state_file_and_daemon(home, bin_dir: Path) -> None:
         "LoadState=loaded\\nActiveState=active\\nSubState=running\\nUnitFileState=enabled\\n"
         "MainPID=4242\\nStatusText=idle, 3 notes today\\n"
     )
-    FakeTool(bin_dir, "systemctl", f'"--user show memoryd.service"*) printf "{show}";;')
+    systemctl = FakeTool(bin_dir, "systemctl", f'"--user show memoryd.service"*) printf "{show}";;')
+    (home.root / UNIT).parent.mkdir(parents=True)
+    (home.root / UNIT).write_text("[Service]\n")
     result = invoke("service", "--platform", "linux", "status")
     assert result.exit_code == 0, result.output
-    assert f"{home.root / UNIT} (missing)" in result.stdout
+    assert f"{home.root / UNIT} (present)" in result.stdout
     assert "active (running), enabled" in result.stdout
     assert "4242" in result.stdout and "idle, 3 notes today" in result.stdout
     assert "not running (never started" in result.stdout
+
+    # A failed unit, or one restarting after a crash, is not a service doing its job.
+    healthy = systemctl.path.read_text()
+    for state in ("ActiveState=failed\\nSubState=failed", "ActiveState=activating\\nSubState=auto-restart"):
+        systemctl.path.write_text(healthy.replace("ActiveState=active\\nSubState=running", state))
+        failed = invoke("service", "--platform", "linux", "status")
+        assert failed.exit_code == 1, failed.output
 
 
 def test_status_reports_a_running_daemon_from_the_lock(home, bin_dir: Path) -> None:
@@ -181,7 +233,7 @@ def test_status_reports_a_running_daemon_from_the_lock(home, bin_dir: Path) -> N
     FakeTool(bin_dir, "systemctl", '"--user show memoryd.service"*) echo "LoadState=not-found";;')
     with InstanceLock(home.state_dir / "memoryd.lock"):
         result = invoke("service", "--platform", "linux", "status")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, "no unit: exit 1, even with a daemon running by hand"
     assert f"running (pid {os.getpid()}, up " in result.stdout
     assert "not loaded by systemd" in result.stdout
 
@@ -205,7 +257,7 @@ def test_launchd_install_status_uninstall(home, bin_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     plist_file = home.root / PLIST
     plist = plistlib.loads(plist_file.read_bytes())
-    assert plist["ProgramArguments"] == [sys.executable, "-m", "daemon", "run"]
+    assert plist["ProgramArguments"] == [*expected_command(), "run"]
     assert plist["StandardErrorPath"] == str(home.state_dir / "launchd.log")
     assert plist["EnvironmentVariables"]["XDG_STATE_HOME"] == str(home.state)
     assert home.state_dir.is_dir(), "launchd will not create the log folder itself"
@@ -237,3 +289,22 @@ def test_launchd_dry_run_on_any_machine(home, bin_dir: Path) -> None:
 def test_unsupported_platform_exits_1(home, bin_dir: Path) -> None:
     result = invoke("service", "--platform", "win32", "install")
     assert result.exit_code == 1 and "own supervisor" in result.stderr
+
+
+@pytest.mark.parametrize("launchd", [False, True])
+def test_a_bad_configuration_is_not_restarted_by_launchd(home, launchd: bool) -> None:
+    """launchd restarts any non-zero exit; under it, exit 2 (nothing will change) becomes 0."""
+    import subprocess
+
+    (home.config / "memoryd").mkdir()
+    (home.config / "memoryd" / "config.toml").write_text("[no_such_section]\nx = 1\n")
+    env = dict(os.environ)
+    env.pop("XPC_SERVICE_NAME", None)
+    if launchd:
+        env["XPC_SERVICE_NAME"] = "dev.memoryd.agent"
+    done = subprocess.run([sys.executable, "-m", "daemon", "run"], env=env, capture_output=True, text=True, timeout=60)
+    assert "configuration error" in done.stderr
+    if launchd:
+        assert done.returncode == 0 and "not restarting under launchd" in done.stderr
+    else:
+        assert done.returncode == 2

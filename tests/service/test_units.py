@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import plistlib
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,12 +17,15 @@ from daemon.service.units import (
     LAUNCHD_LABEL,
     Step,
     UnsupportedPlatform,
+    exit_status_text,
     find_executable,
+    hidden_paths,
     plan_install,
     plan_uninstall,
     render_examples,
     render_launchd,
     render_systemd,
+    start_failure_hint,
     service_environment,
     service_manager,
     systemd_quote,
@@ -250,19 +253,41 @@ def test_service_environment_carries_locations_not_secrets(tmp_path: Path) -> No
     assert service_environment({}, config)["MEMORYD_CONFIG"] == str(config)
 
 
-def test_plan_install_systemd_fresh_and_again() -> None:
-    fresh = plan_install("systemd", Path("/h"), 1000, "unit", None)
-    assert fresh.unit_path == Path("/h/.config/systemd/user/memoryd.service")
-    assert [s.argv for s in fresh.steps] == [
-        ("systemctl", "--user", "daemon-reload"),
-        ("systemctl", "--user", "enable", "--now", "memoryd.service"),
+def test_plan_install_systemd_starts_before_it_enables() -> None:
+    for previous in (None, "old unit"):
+        plan = plan_install("systemd", Path("/h"), 1000, "unit", previous)
+        assert plan.unit_path == Path("/h/.config/systemd/user/memoryd.service")
+        assert [str(s) for s in plan.steps] == [
+            "systemctl --user daemon-reload",
+            "systemctl --user reset-failed memoryd.service",
+            "systemctl --user restart memoryd.service",
+            "systemctl --user enable memoryd.service",
+        ]
+        assert [s.starts for s in plan.steps] == [False, False, True, False]
+        assert not plan.steps[1].check, "reset-failed of a unit never loaded fails harmlessly"
+
+
+def test_start_failure_is_told_by_result_and_status() -> None:
+    props = {"Result": "exit-code", "ExecMainCode": "1", "ExecMainStatus": "218"}
+    assert exit_status_text(props, "CAPABILITIES") == "status=218/CAPABILITIES"
+    assert exit_status_text(props, None) == "status=218"
+    assert "sandbox option" in start_failure_hint(props, "CAPABILITIES")
+    assert "PrivateTmp" in start_failure_hint({**props, "ExecMainStatus": "203"}, "EXEC")
+    killed = {"Result": "signal", "ExecMainCode": "2", "ExecMainStatus": "9"}
+    assert exit_status_text(killed, None) == "signal=9"
+    assert "config check" in start_failure_hint({**props, "ExecMainStatus": "2"}, None)
+    assert "ready in time" in start_failure_hint({"Result": "timeout"}, None)
+
+
+def test_hidden_paths_are_those_under_tmp(tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    assert hidden_paths(["/tmp/x/memoryd", "/var/tmp", "/home/u/.local/bin/memoryd", "/tmpfoo"]) == [
+        "/tmp/x/memoryd",
+        "/var/tmp",
     ]
-    again = plan_install("systemd", Path("/h"), 1000, "unit", "old unit")
-    assert [str(s) for s in again.steps] == [
-        "systemctl --user daemon-reload",
-        "systemctl --user enable memoryd.service",
-        "systemctl --user restart memoryd.service",
-    ]
+    home = Path("/home") if Path("/home").is_dir() else Path("/")
+    link.symlink_to(home)  # a path outside /tmp whose name is under it is still hidden
+    assert hidden_paths([str(link)]) == [str(link)]
 
 
 def test_plan_install_and_uninstall_launchd() -> None:
