@@ -60,7 +60,7 @@ class UserManager:
     scratch: Path
     user: pwd.struct_passwd
     systemd_root: Path = Path("/")
-    pids: list[int] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _cgroups: list[Path] = field(default_factory=list)
     _made: list[Path] = field(default_factory=list)
 
@@ -112,8 +112,7 @@ class UserManager:
     def _spawn(self, argv: list[str]) -> int:
         proc = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        self.pids.append(proc.pid)
-        self._procs = [*getattr(self, "_procs", []), proc]
+        self.procs.append(proc)
         return proc.pid
 
     def start(self, timeout: float = 30) -> None:
@@ -137,9 +136,11 @@ class UserManager:
             if not base.is_dir():
                 continue
             folder = base / cg
+            # Remove on stop the topmost folder made here (user.slice, on a machine without one).
+            top = next((p for p in reversed(folder.parents) if not p.exists()), folder)
             folder.mkdir(parents=True, exist_ok=True)
             subprocess.run(["chown", "-R", f"{self.uid}:{self.user.pw_gid}", str(folder)], check=True)
-            self._cgroups.append(folder)
+            self._cgroups.append(top)
         self.runtime_dir.mkdir(parents=True, exist_ok=True)
         os.chown(self.runtime_dir, self.uid, self.user.pw_gid)
         self.runtime_dir.chmod(0o700)
@@ -149,7 +150,7 @@ class UserManager:
         for sub in ("unit-root", "mount-rootfs"):
             (fake / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         env = " ".join(f"{k}={v}" for k, v in self.user_env().items() if k != "DBUS_SESSION_BUS_ADDRESS")
-        join = "; ".join(f'echo $$ > {c}/cgroup.procs' for c in self._cgroups)
+        join = "; ".join(f"echo $$ > {base}/{cg}/cgroup.procs" for base in self._cgroup_bases())
         script = (
             f"mount --rbind /run /run && mount --bind /run/systemd/journal {fake}/journal && "
             f"mount --rbind {fake} /run/systemd && {join} && "
@@ -166,9 +167,12 @@ class UserManager:
                 raise RuntimeError(f"the user manager did not come up: {probe.stdout} {probe.stderr}")
             time.sleep(0.2)
 
+    def _cgroup_bases(self) -> list[Path]:
+        return [Path("/sys/fs/cgroup") / h for h in CGROUP_HIERARCHIES if (Path("/sys/fs/cgroup") / h).is_dir()]
+
     def stop(self) -> None:
         """Stop the user manager, then journald, by PID; remove what start() made."""
-        for proc in reversed(getattr(self, "_procs", [])):
+        for proc in reversed(self.procs):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
                 try:
@@ -208,20 +212,41 @@ def usable_python(manager: UserManager) -> str:
 def install_memoryd(manager: UserManager, repo: Path) -> Path:
     """Give the user a venv whose `memoryd` runs this checkout; return that script's path.
 
-    The venv sees this checkout and our installed dependencies through a .pth file, so
-    nothing is downloaded; it lives in the user's home, where the unit can see it.
+    The venv sees this checkout and our installed dependencies through a .pth file when
+    the user can read them, else through copies (a checkout under /root is not readable);
+    nothing is downloaded. It lives in the user's home, where the unit can see it.
     """
     import site
     import sys
 
-    venv = Path(manager.user.pw_dir) / "venv"
+    home = Path(manager.user.pw_dir)
+    venv = home / "venv"
     python = usable_python(manager)
-    if not (venv / "bin" / "python").exists():
-        manager.as_user(python, "-m", "venv", "--without-pip", str(venv), check=True, timeout=120)
+    manager.as_user(python, "-m", "venv", "--without-pip", str(venv), check=True, timeout=120)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    pth = venv / "lib" / version / "site-packages" / "memoryd-checkout.pth"
-    pth.write_text("\n".join([str(repo), *site.getsitepackages()]) + "\n", encoding="utf-8")
+    packages = venv / "lib" / version / "site-packages"
+    sources = [str(repo), *site.getsitepackages()]
+    probe = manager.as_user(python, "-c", f"import sys; sys.path[:0] = {sources!r}; import daemon, pydantic, watchdog")
+    if probe.returncode != 0:
+        copies = home / "memoryd-code"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "pip", "pip-*", "_pytest", "pytest*")
+        shutil.copytree(repo / "daemon", copies / "daemon", ignore=ignore, dirs_exist_ok=True)
+        for index, folder in enumerate(site.getsitepackages()):
+            shutil.copytree(folder, copies / f"site-{index}", ignore=ignore, dirs_exist_ok=True, symlinks=True)
+        subprocess.run(["chown", "-R", f"{manager.uid}:{manager.user.pw_gid}", str(copies)], check=True)
+        sources = [str(copies), *(str(copies / f"site-{i}") for i in range(len(site.getsitepackages())))]
+    (packages / "memoryd-checkout.pth").write_text("\n".join(sources) + "\n", encoding="utf-8")
     script = venv / "bin" / "memoryd"
     script.write_text(f"#!{venv}/bin/python\nfrom daemon.cli.main import main\nmain()\n", encoding="utf-8")
     script.chmod(0o755)
     return script
+
+
+def reset_home(user: pwd.struct_passwd) -> None:
+    """Empty the test user's home (it is ours alone), keeping the folder itself."""
+    home = Path(user.pw_dir)
+    for entry in home.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
