@@ -26,8 +26,9 @@ from daemon.cli.memory import _workspace, memory_errors
 )
 @click.option("--prompt", default="", help="The session's first prompt: adds the memories most relevant to it.")
 @click.option("--json", "as_json", is_flag=True, help="Print what the plugin reads: block, generation, compaction text.")
+@click.option("--session", default=None, metavar="ID", help="The asking OpenCode session: its own note is never previewed.")
 @click.pass_obj
-def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool) -> None:
+def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool, session: str | None) -> None:
     """Show the memory block a new OpenCode session in DIR is given.
 
     The block holds the hard rules (global and project), the project's routing, an
@@ -47,7 +48,9 @@ def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool)
     with memory_errors():
         ws = _workspace(app, directory, reading=True, option="--dir")
         with ws:
-            payload = context_payload(ws, app.settings.inject, directory or Path.cwd(), prompt, datetime.now(UTC))
+            payload = context_payload(
+                ws, app.settings.inject, directory or Path.cwd(), prompt, datetime.now(UTC), session=session
+            )
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False))
     elif not payload["enabled"]:

@@ -205,12 +205,19 @@ def render_routing(index: SearchIndex, root: MemoryRoot, now: datetime) -> str:
 
 
 def render_relevant(
-    index: SearchIndex, roots: Sequence[MemoryRoot], prompt: str, now: datetime, budgets: Budgets
+    index: SearchIndex,
+    roots: Sequence[MemoryRoot],
+    prompt: str,
+    now: datetime,
+    budgets: Budgets,
+    exclude: frozenset[str] = frozenset(),
 ) -> tuple[str, tuple[str, ...]]:
-    """Previews of the memories most relevant to the prompt (BM25 on its rarest words), and their ids."""
+    """Previews of the memories most relevant to the prompt (BM25 on its rarest words), and
+    their ids; the ids in `exclude` (the asking session's own note) are never shown."""
     if not prompt.strip() or budgets.recall_k < 1:
         return "", ()
-    hits = index.search_any(prompt[:PROMPT_CHARS], roots, budgets.recall_k, now)
+    hits = index.search_any(prompt[:PROMPT_CHARS], roots, budgets.recall_k + len(exclude), now)
+    hits = [hit for hit in hits if hit.memory.id not in exclude][: budgets.recall_k]
     each = max(80, budgets.recall_chars // max(1, len(hits)))
     lines, ids = [], []
     for hit in hits:
@@ -230,6 +237,7 @@ class StablePart:
     text: str
     inventory: str
     generation: str
+    rules: str = ""  # changes exactly when the hard rules change (a session's block is replaced then)
 
 
 def build_stable(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budgets: Budgets = Budgets()) -> StablePart:
@@ -240,6 +248,7 @@ def build_stable(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime,
         rules = _hard_rules(index, scoped, now) if scoped else []
         if rules:
             sections.append(f"## Hard rules ({scope})\n" + _bounded(rules))
+    rules_digest = hashlib.sha256("\n\n".join(sections[1:]).encode()).hexdigest()[:16]
     project = next((r for r in roots if r.scope == "project"), None)
     routing = render_routing(index, project, now) if project is not None else ""
     if routing:
@@ -247,7 +256,7 @@ def build_stable(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime,
     inventory = render_inventory(index, roots, now, budgets.inventory_chars)
     sections.append("## Memories (inventory)\n" + inventory)
     text = "\n\n".join(sections)
-    return StablePart(text, inventory, hashlib.sha256(text.encode()).hexdigest()[:16])
+    return StablePart(text, inventory, hashlib.sha256(text.encode()).hexdigest()[:16], rules_digest)
 
 
 def assemble(stable: StablePart, relevant: str, ids: tuple[str, ...]) -> SessionContext:
@@ -285,8 +294,12 @@ def context_payload(
     now: datetime,
     *,
     stable_cache: MutableMapping[tuple[str, ...], StablePart] | None = None,
+    session: str | None = None,
 ) -> dict[str, Any]:
     """What `memoryd context --json` prints and the daemon's socket answers (`inject`: config).
+
+    `session`: the asking OpenCode session; its own note (whose id is the session's) is
+    never among the previews.
 
     `stable_cache` keeps prompt-free parts per set of roots, for a caller (the daemon)
     that empties it whenever the index changes.
@@ -305,12 +318,14 @@ def context_payload(
         stable = build_stable(ws.index, roots, now, budgets)
         if stable_cache is not None:
             stable_cache[key] = stable
-    context = assemble(stable, *render_relevant(ws.index, roots, prompt, now, budgets))
+    own = frozenset({session}) if session else frozenset()
+    context = assemble(stable, *render_relevant(ws.index, roots, prompt, now, budgets, own))
     project = next((r for r in roots if r.scope == "project"), None)
     return {
         **base,
         "enabled": True,
         "generation": context.generation,
+        "rules": stable.rules,
         "block": context.block,
         "compaction": context.compaction,
         "project": str(project.path) if project else None,

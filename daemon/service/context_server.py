@@ -1,6 +1,8 @@
 """The daemon's unix socket: HTTP/JSON for the OpenCode plugin, in the state folder (0600).
 
-    GET  /context?dir=DIR&prompt=TEXT   the session block (see daemon.memory.context)
+    GET  /context?dir=DIR&prompt=TEXT&session=ID   the session block (see daemon.memory.context);
+                                         `session` (optional): the asking session, whose
+                                         own note is never previewed
     POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
     GET  /health                         {"ok": true, "pid": …}
 
@@ -132,14 +134,14 @@ class ContextServer:
             self._probe_path = db_path
         return self._probe.execute("PRAGMA data_version").fetchone()[0]
 
-    def context(self, directory: str | None, prompt: str) -> dict[str, Any]:
-        """The payload for a session in `directory` with this first prompt."""
+    def context(self, directory: str | None, prompt: str, session: str | None = None) -> dict[str, Any]:
+        """The payload for `session` in `directory` with this first prompt."""
         from daemon.memory.context import context_payload
         from daemon.memory.workspace import open_workspace
 
         config = self._config()
         settings, paths = config.settings, config.paths
-        key = (directory, prompt, id(settings))
+        key = (directory, prompt, session, id(settings))
         with self._lock:
             self._recent[directory] = None
             self._recent.move_to_end(directory)
@@ -161,7 +163,9 @@ class ContextServer:
             where = Path(directory) if directory else None
             ws = open_workspace(config, where, index=index)
             ws.trust_index = True  # the daemon keeps the trees it watches indexed
-            payload = context_payload(ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable)
+            payload = context_payload(
+                ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable, session=session
+            )
             if self._version(paths.index_db) != version:  # a commit meanwhile: keep nothing
                 self._stable.clear()
             else:
@@ -213,11 +217,12 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         directory = query.get("dir", [""])[0] or None
         prompt = query.get("prompt", [""])[0][:MAX_PROMPT]
+        session = query.get("session", [""])[0][:SESSION_ID_CHARS] or None
         if directory is not None and not os.path.isabs(directory):
             self._reply(400, {"error": "dir must be an absolute path"})
             return
         try:
-            payload = self.server.context_server.context(directory, prompt)
+            payload = self.server.context_server.context(directory, prompt, session)
         except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
             self.server.context_server.log.exception("socket.context_failed", dir=directory, error=str(exc))
             self._reply(500, {"error": f"context failed: {exc}"})

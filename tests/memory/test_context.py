@@ -186,3 +186,23 @@ def test_prompt_search_sees_only_the_callers_trees_even_when_others_rank_higher(
     write_memory(mine.path, "fact/zebra.md", "title: One zebra\nkind: fact\nid: mine", "a zebra, once")
     index.sync_root(mine)
     assert build_context(index, trees, NOW, prompt="zebra quokka").relevant_ids == ("mine",)
+
+
+def test_the_asking_sessions_own_note_is_never_previewed_and_rules_have_their_own_digest(
+    ws: Workspace, trees: list[MemoryRoot], worktree: Path, project_root: MemoryRoot, index: SearchIndex
+) -> None:
+    write_memory(project_root.path, "sessions/ses_own.md", "title: Deploy lockfile session\nkind: session\nid: ses_own",
+                 "Fixed the deploy: pnpm lockfile frozen.")  # fmt: skip
+    index.sync_root(project_root)
+    anyone = context_payload(ws, inject(), worktree, "deploy lockfile", NOW)
+    assert "ses_own" in anyone["relevant"]
+    own = context_payload(ws, inject(), worktree, "deploy lockfile", NOW, session="ses_own")
+    assert "ses_own" not in own["relevant"] and own["relevant"]
+    # A new memory moves the generation, not the hard rules' digest; a new hard rule moves both.
+    write_memory(project_root.path, "fact/port.md", "title: Port 8080\nkind: fact\nid: p-port")
+    index.sync_root(project_root)
+    more = context_payload(ws, inject(), worktree, "", NOW)
+    assert more["generation"] != anyone["generation"] and more["rules"] == anyone["rules"]
+    write_memory(project_root.path, "rule/tags.md", "title: Tag releases\nkind: rule\nhard_rule: true\nid: p-tag")
+    index.sync_root(project_root)
+    assert context_payload(ws, inject(), worktree, "", NOW)["rules"] != more["rules"]
