@@ -43,7 +43,7 @@ class SourceSettings(_Section):
 
 class CaptureSettings(_Section):
     settle_seconds: float = Field(30, ge=0, description="A session is distilled once no row moved for this long")
-    overlap_ms: int = Field(5000, ge=0, description="Re-read rows this far behind the watermark (late commits)")
+    overlap_ms: int = Field(5000, ge=0, description="Unused: new rows are found by commit order (kept so older config files load)")
     transcript_chars: int = Field(18000, ge=1000, description="Whole-transcript budget")
     transcript_head_chars: int = Field(6000, ge=0, description="Kept from the start; the rest of the budget comes from the end")
     part_text_chars: int = Field(4000, ge=100, description="Cap per text part")

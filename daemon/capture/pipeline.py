@@ -88,8 +88,7 @@ class Capture:
         elif options.force or options.full_scan or watermark == 0 or not full_scope:
             infos = self.reader.sessions()
         else:
-            since = watermark - self.settings.capture.overlap_ms
-            ids = self.reader.changed_session_ids(since, self.state.get_meta("last_message_id"))
+            ids = self.reader.changed_since(self.state.get_meta("source_cursor"))
             upgrades = self.identity.distiller != "extractive" and held
             ids |= set(self.state.ids_to_revisit(upgrades=upgrades, held=held, now_ms=now_ms))
             ids |= options.idle

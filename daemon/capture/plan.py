@@ -123,7 +123,9 @@ def plan_session(
 
     `hold` is the stop in force for this pass (None when the model may be called).
     """
-    if now_ms - info.time_updated < settle_ms and info.id not in options.idle:
+    # A turn the source says ended (OpenCode 2's idle row) is quiet now, as is one the
+    # plugin said went idle.
+    if now_ms - info.time_updated < settle_ms and info.id not in options.idle and not info.ended:
         return Action.SETTLING
     upgrades = identity.distiller != "extractive"
     if record is None or must_redo(record, options, identity, upgrades):

@@ -81,12 +81,14 @@ def run_pass(capture: Capture, options: PassOptions, progress: Progress | None =
     state, reader = capture.state, capture.reader
     p = _Pass(capture, options, progress, now_ms, _hold_in_force(capture, options, now_ms))
     p.stop = StopPass(p.hold.message, p.hold.reason) if p.hold else None
-    newest_message = reader.newest_message_id()
+    cursor = reader.cursor()  # taken first: rows written during the pass are seen next time
     # The watermark comes from the source's own clock where it can: a local clock
     # that ran ahead once must not hide later edits until real time catches up.
     newest_row = reader.newest_update()
     watermark = min(now_ms, newest_row) if newest_row else now_ms
-    sessions, full_scope = capture.candidates(options, held=p.hold is None, now_ms=now_ms)
+    # A manual pass is the user asking now: every retry, due or not (the daemon waits them out).
+    due_by = now_ms if options.patient else None
+    sessions, full_scope = capture.candidates(options, held=p.hold is None, now_ms=due_by)
     known_before = state.count_records() if full_scope else 0
     p.total = len(sessions)
     # A backfill of thousands logs its sessions at debug level: the summary says enough.
@@ -98,7 +100,7 @@ def run_pass(capture: Capture, options: PassOptions, progress: Progress | None =
     if full_scope and not options.dry_run and not options.redistill_stale and not report.interrupted:
         # The watermark is the pass's *start*: rows written during it are seen next time.
         state.set_watermark(watermark)
-        state.set_meta("last_message_id", newest_message)
+        state.set_meta("source_cursor", cursor)
     _update_hold(p)
     state.set_meta("last_pass", str(now_ms))
     report.seconds = capture.clock() - started

@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from daemon.capture.distill.base import Entry, Transcript
+from daemon.capture.distill.base import TOOL_ALIASES, Entry, Transcript
 from daemon.opencode.reader import SessionInfo, SessionRows
 from daemon.scrub import redact
 
@@ -66,7 +66,9 @@ def scrub_clip(text: str, limit: int, tail_share: float = 0.0) -> str:
     return clip(redact(text), limit, tail_share)
 
 
-def _decode(raw: bytes | str, where: str, warnings: list[str]) -> dict | None:
+def _decode(raw: bytes | str | dict, where: str, warnings: list[str]) -> dict | None:
+    if isinstance(raw, dict):  # a source that normalised its rows (OpenCode 2's)
+        return raw
     if isinstance(raw, str):
         text = raw
     else:
@@ -114,7 +116,7 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
     return Entry(
         role=role,
         kind="tool",
-        tool=str(data.get("tool", "?")),
+        tool=TOOL_ALIASES.get(str(data.get("tool", "?")), str(data.get("tool", "?"))),
         input=_bounded_input(state.get("input", {}), limits.tool_input),
         output=scrub_clip(output, limits.tool_output, tail_share=0.67),
         status=status,
@@ -137,6 +139,8 @@ def _mention(ptype: str, data: dict) -> str | None:
         return f"subtask for @{data.get('agent', '?')}: {data.get('description', '')}".strip()
     if ptype == "compaction":
         return "context was compacted here"
+    if ptype == "mention":  # a source's one-line note (OpenCode 2's skill, system, switch rows)
+        return str(data.get("text", "")) or None
     if ptype == "retry":
         err = data.get("error")
         msg = err.get("message") if isinstance(err, dict) else err
@@ -180,7 +184,7 @@ def build_entries(rows: SessionRows, limits: Limits) -> tuple[list[Entry], list[
             line = _mention(ptype, data)
             if line is not None:
                 entries.append(Entry(role, "mention", text=scrub_clip(line, limits.tool_input)))
-            elif ptype not in ("file", "patch", "agent", "subtask", "compaction", "retry"):
+            elif ptype not in ("file", "patch", "agent", "subtask", "compaction", "retry", "mention"):
                 warnings.append(f"{where}: unknown part type {ptype!r}; skipped")
     return entries, warnings
 

@@ -1,45 +1,40 @@
-"""The only module that knows OpenCode's schema and SQL.
+"""OpenCode's database as a session source (`daemon.opencode.source`), both table families.
+
+OpenCode 1.x keeps sessions in `session`/`message`/`part` (`daemon.opencode.v1`);
+OpenCode 2 in `session_v2`/`session_message` (`daemon.opencode.v2`), and on its first
+start copies every 1.x session there under the same id, leaving the 1.x rows in place
+(and 1.x, still runnable, may write more). Each session is read from exactly one family:
+the one with the newest activity (1.x on a tie, so an upgrade alone changes no note).
 
 The database is opened read-only (`mode=ro`) and nothing is ever created, altered,
 vacuumed or indexed in it. Columns are read by name after checking `PRAGMA table_info`,
-because the schema moves between OpenCode releases.
+because the schema moves between OpenCode releases. All of OpenCode's SQL lives in this
+package.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from daemon.scrub import redact
+from daemon.opencode import v1, v2
+from daemon.opencode.source import MessageRow, PartRow, SessionInfo, SessionRows
+
+__all__ = ["MessageRow", "OpenCodeReader", "PartRow", "SessionInfo", "SessionRows", "SourceError"]
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """One OpenCode session as the reader sees it."""
-
-    id: str
-    title: str
-    directory: str
-    project_id: str
-    parent_id: str | None
-    time_created: int  # epoch ms
-    time_updated: int  # epoch ms, highest over the session's own row
-    message_count: int = 0
-
-# Columns memoryd cannot work without, and the OpenCode release that added them.
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "session": ("id", "directory", "time_created", "time_updated"),
-    "message": ("id", "session_id", "time_created", "time_updated", "data"),
-    "part": ("id", "message_id", "session_id", "time_updated", "data"),
-}
-# Read when present: `title` became nullable, `parent_id`/`project_id` came later.
-OPTIONAL = {"session": ("title", "parent_id", "project_id")}
+FAMILIES = {v1.FAMILY: v1.REQUIRED, v2.FAMILY: v2.REQUIRED}
+# The table whose presence says a family is there: an empty `session_message` already
+# exists in 1.18 databases, so OpenCode 2 is told apart by `session_v2`.
+MARKERS = {v1.FAMILY: "session", v2.FAMILY: "session_v2"}
+LABELS = {v1.FAMILY: "OpenCode 1.x (session, message, part)", v2.FAMILY: "OpenCode 2 (session_v2, session_message)"}
+CHUNK = 500  # ids per IN (…) query
 
 
 class SourceError(Exception):
@@ -52,29 +47,6 @@ class SourceMissing(SourceError):
 
 class SchemaError(SourceError):
     pass
-
-
-@dataclass(frozen=True)
-class MessageRow:
-    id: str
-    time_created: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class PartRow:
-    id: str
-    message_id: str
-    data: bytes
-
-
-@dataclass(frozen=True)
-class SessionRows:
-    """Everything stored for one session, in transcript order."""
-
-    session: SessionInfo
-    messages: list[MessageRow]
-    parts: list[PartRow]  # ordered by their message's (time_created, id), then part id
 
 
 def connect_read_only(path: Path, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
@@ -158,8 +130,10 @@ def retry_busy(fn: Callable[[], T], attempts: int = 5, sleep: Callable[[float], 
     raise AssertionError("unreachable")
 
 
+
+
 class OpenCodeReader:
-    """Read sessions, messages and parts from OpenCode's database."""
+    """Sessions of OpenCode 1.x and OpenCode 2 from one database: a `SessionSource`."""
 
     def __init__(self, path: Path, busy_timeout_ms: int = 5000) -> None:
         self.path = path
@@ -169,6 +143,14 @@ class OpenCodeReader:
         except BaseException:
             self.conn.close()
             raise
+        self.tables: dict[str, v1.V1Tables | v2.V2Tables] = {}
+        if MARKERS[v1.FAMILY] in self.columns:
+            self.tables[v1.FAMILY] = v1.V1Tables(self.conn, self.columns)
+        if MARKERS[v2.FAMILY] in self.columns:
+            self.tables[v2.FAMILY] = v2.V2Tables(self.conn, self.columns)
+        # (data_version, cursor) when changed_since last found nothing: while no other
+        # connection commits, the same question has the same answer without any SQL.
+        self._quiet: tuple[int, str] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -179,6 +161,11 @@ class OpenCodeReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def families(self) -> list[str]:
+        """The table families this database holds ("v1", "v2")."""
+        return list(self.tables)
+
     def _check_schema(self) -> dict[str, set[str]]:
         try:
             return self._read_schema()
@@ -186,126 +173,116 @@ class OpenCodeReader:
             raise unreadable(self.path, exc) from exc
 
     def _read_schema(self) -> dict[str, set[str]]:
+        tables = {r[0] for r in retry_busy(lambda: self.conn.execute("SELECT name FROM sqlite_master").fetchall())}
+        present = [family for family, marker in MARKERS.items() if marker in tables]
+        if not present:
+            raise SchemaError(
+                f"{self.path} has no 'session' or 'session_v2' table: is it an OpenCode database? "
+                "memoryd reads OpenCode ≥ 1.0 (SQLite storage) and OpenCode 2; older releases kept sessions as JSON files."
+            )
         found: dict[str, set[str]] = {}
-        for table, required in REQUIRED.items():
-            cols = {row[1] for row in retry_busy(lambda t=table: self.conn.execute(f"PRAGMA table_info({t})").fetchall())}
-            if not cols:
-                raise SchemaError(
-                    f"{self.path} has no '{table}' table: is it an OpenCode database? "
-                    "memoryd reads OpenCode ≥ 1.0 (SQLite storage); older releases kept sessions as JSON files."
-                )
-            missing = [c for c in required if c not in cols]
-            if missing:
-                raise SchemaError(
-                    f"{self.path}: table '{table}' has no column {', '.join(missing)}. "
-                    "This OpenCode release stores sessions differently from the ones memoryd knows "
-                    "(tested with 1.18.33); please report the OpenCode version (`opencode --version`)."
-                )
-            found[table] = cols
+        for family in present:
+            for table, required in FAMILIES[family].items():
+                cols = {row[1] for row in retry_busy(lambda t=table: self.conn.execute(f"PRAGMA table_info({t})").fetchall())}
+                if not cols:
+                    raise SchemaError(
+                        f"{self.path} has a '{MARKERS[family]}' table but no '{table}' table: "
+                        f"an {LABELS[family]} database memoryd does not know; please report `opencode --version`."
+                    )
+                missing = [c for c in required if c not in cols]
+                if missing:
+                    raise SchemaError(
+                        f"{self.path}: table '{table}' has no column {', '.join(missing)}. "
+                        "This OpenCode release stores sessions differently from the ones memoryd knows "
+                        "(tested with 1.18.33 and 2.0.15); please report the OpenCode version (`opencode --version`)."
+                    )
+                found[table] = cols
         return found
 
     def data_version(self) -> int:
         """SQLite's change counter: it moves when another connection commits."""
         return retry_busy(lambda: self.conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def _session_select(self) -> str:
-        cols = self.columns["session"]
-        title = "COALESCE(s.title, '')" if "title" in cols else "''"
-        parent = "s.parent_id" if "parent_id" in cols else "NULL"
-        project = "COALESCE(s.project_id, '')" if "project_id" in cols else "''"
-        # max_updated: the session's own row, and every message and part of it
-        # (both tables are indexed by session id, so this is per-session work).
-        return (
-            f"SELECT s.id, {title}, s.directory, {project}, {parent}, s.time_created, "
-            "MAX(s.time_updated, "
-            "  COALESCE((SELECT MAX(m.time_updated) FROM message m WHERE m.session_id = s.id), 0), "
-            "  COALESCE((SELECT MAX(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)), "
-            "(SELECT COUNT(*) FROM message m WHERE m.session_id = s.id) "
-            "FROM session s"
-        )
+    # -- the source interface ---------------------------------------------------------
 
-    @staticmethod
-    def _info(row: tuple) -> SessionInfo:
-        return SessionInfo(
-            id=row[0],
-            # Scrubbed here, once: the title becomes a file name, a state row, log fields.
-            title=redact(row[1] or ""),
-            directory=row[2] or "",
-            project_id=row[3] or "",
-            parent_id=row[4] or None,
-            time_created=int(row[5]),
-            time_updated=int(row[6]),
-            message_count=int(row[7]),
-        )
+    def _file_id(self) -> str:
+        st = self.path.stat()
+        return f"{st.st_dev}:{st.st_ino}"
 
-    def sessions(self, ids: list[str] | None = None) -> list[SessionInfo]:
-        """Return sessions (all, or these ids) oldest first by (time_created, id)."""
-        sql = self._session_select()
-        args: list[str] = []
-        if ids is not None:
-            if not ids:
-                return []
-            result: list[SessionInfo] = []
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                q = f"{sql} WHERE s.id IN ({','.join('?' * len(chunk))})"
-                result += [self._info(r) for r in retry_busy(lambda q=q, c=chunk: self.conn.execute(q, c).fetchall())]
-            return sorted(result, key=lambda s: (s.time_created, s.id))
-        rows = retry_busy(lambda: self.conn.execute(f"{sql} ORDER BY s.time_created, s.id", args).fetchall())
-        return [self._info(r) for r in rows]
+    def cursor(self) -> str:
+        """A mark of every row stored now (the file, each family's newest rowids), as JSON."""
+        marks: dict[str, object] = retry_busy(lambda: {f: t.cursor() for f, t in self.tables.items()})
+        marks["file"] = self._file_id()
+        return json.dumps(marks, sort_keys=True, separators=(",", ":"))
 
-    def changed_session_ids(self, since_ms: int, after_message_id: str = "") -> set[str]:
-        """Return ids of sessions whose rows moved after `since_ms`.
+    def changed_since(self, cursor: str) -> set[str]:
+        """Ids of sessions (roots or subagents) with rows inserted after `cursor`.
 
-        Two cheap probes: the session table (one row per session, touched when a session
-        continues) and messages created after the newest one seen (a primary-key range).
-        Parts and messages are then checked per candidate session by `sessions()`.
+        A missing or unreadable cursor (a first pass, an older memoryd's), or one taken
+        on another file, means every session. A family the cursor does not name is new
+        since (OpenCode 2 just migrated): all of its rows count as new; so do all of a
+        family whose tables shrank below the cursor (rows deleted, a file rebuilt).
         """
-        ids = {
-            r[0]
-            for r in retry_busy(
-                lambda: self.conn.execute("SELECT id FROM session WHERE time_updated > ?", (since_ms,)).fetchall()
-            )
-        }
-        ids.update(
-            r[0]
-            for r in retry_busy(
-                lambda: self.conn.execute(
-                    "SELECT DISTINCT session_id FROM message WHERE id > ?", (after_message_id,)
-                ).fetchall()
-            )
-        )
+        version = self.data_version()
+        if self._quiet == (version, cursor):
+            return set()
+        try:
+            marks = json.loads(cursor) if cursor else None
+        except ValueError:
+            marks = None
+        if not isinstance(marks, dict) or marks.get("file") != self._file_id():
+            return retry_busy(lambda: set().union(*(tables.ids() for tables in self.tables.values())))
+        ids: set[str] = set()
+        for family, tables in self.tables.items():
+            mark = marks.get(family) if isinstance(marks.get(family), dict) else {}
+            ids |= retry_busy(lambda t=tables, m=mark: self._changed(t, m))
+        self._quiet = (version, cursor) if not ids else None
         return ids
 
-    def newest_update(self) -> int | None:
-        """Epoch ms of the most recently updated session row (for the status lag)."""
-        return retry_busy(lambda: self.conn.execute("SELECT MAX(time_updated) FROM session").fetchone()[0])
+    @staticmethod
+    def _changed(tables: v1.V1Tables | v2.V2Tables, mark: dict) -> set[str]:
+        now = tables.cursor()
+        if any(now[key] < mark.get(key, 0) for key in now):
+            return tables.ids()
+        return tables.changed_since({key: mark.get(key, 0) for key in now})
 
-    def newest_message_id(self) -> str:
-        row = retry_busy(lambda: self.conn.execute("SELECT MAX(id) FROM message").fetchone())
-        return row[0] or ""
+    def sessions(self, ids: Sequence[str] | None = None) -> list[SessionInfo]:
+        """Return sessions (all, or these ids) oldest first by (time_created, id).
+
+        A session both families hold is read from the one with the newest activity.
+        """
+        chosen: dict[str, SessionInfo] = {}
+        for info in self._all_families(None if ids is None else list(ids)):
+            other = chosen.get(info.id)
+            if other is None or info.time_updated > other.time_updated:
+                chosen[info.id] = info
+        return sorted(chosen.values(), key=lambda s: (s.time_created, s.id))
+
+    def _all_families(self, ids: list[str] | None) -> list[SessionInfo]:
+        # 1.x first: on a tie (a migrated session nobody continued) its rows are kept.
+        found: list[SessionInfo] = []
+        for tables in self.tables.values():
+            if ids is None:
+                found += retry_busy(lambda t=tables: t.sessions(None))
+                continue
+            for start in range(0, len(ids), CHUNK):
+                chunk = ids[start : start + CHUNK]
+                found += retry_busy(lambda t=tables, c=chunk: t.sessions(c))
+        return found
 
     def session_rows(self, session: SessionInfo) -> SessionRows:
-        """Return the session's messages and parts in transcript order (data as raw bytes)."""
+        """The session's rows, from its family, in transcript order."""
+        tables = self.tables.get(session.family) or next(iter(self.tables.values()))
+        return retry_busy(lambda: tables.rows(session))
 
-        def read() -> SessionRows:
-            # CAST to BLOB: a row with invalid UTF-8 must not fail the whole query.
-            messages = [
-                MessageRow(r[0], int(r[1]), r[2])
-                for r in self.conn.execute(
-                    "SELECT id, time_created, CAST(data AS BLOB) FROM message WHERE session_id = ? "
-                    "ORDER BY time_created, id",
-                    (session.id,),
-                )
-            ]
-            order = {m.id: i for i, m in enumerate(messages)}
-            parts = [
-                PartRow(r[0], r[1], r[2])
-                for r in self.conn.execute(
-                    "SELECT id, message_id, CAST(data AS BLOB) FROM part WHERE session_id = ?", (session.id,)
-                )
-            ]
-            parts.sort(key=lambda p: (order.get(p.message_id, len(order)), p.id))
-            return SessionRows(session, messages, parts)
+    def newest_update(self) -> int | None:
+        """Epoch ms of the newest row over both families (for the watermark and status lag)."""
+        found = [t for t in retry_busy(lambda: [tables.newest_update() for tables in self.tables.values()]) if t]
+        return max(found) if found else None
 
-        return retry_busy(read)
+    def family_counts(self) -> dict[str, dict[str, int | str]]:
+        """Per family present: its label and counts of sessions, subagents, rows (status)."""
+        out: dict[str, dict[str, int | str]] = {}
+        for family, tables in self.tables.items():
+            out[family] = {"label": LABELS[family], **retry_busy(tables.counts)}
+        return out

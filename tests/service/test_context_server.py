@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import socket
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 
 from daemon.config import Config, load_settings
 from daemon.service.context_server import ContextServer, request
+from tests.capture.helpers import add_message
 from tests.conftest import OPENCODE_FIXTURE
 from tests.service.conftest import wait_for
 
@@ -163,8 +163,9 @@ def test_daemon_serves_the_socket_across_restarts_and_idle_writes_the_note(short
 
     # A session written just now settles for 10 minutes, unless OpenCode says it is idle.
     session = json.loads((OPENCODE_FIXTURE / "sessions.json").read_text())["deploy-pnpm"]["session"]
-    with sqlite3.connect(db) as conn:  # our copy, standing in for OpenCode writing
-        conn.execute("UPDATE session SET time_updated = ? WHERE id = ?", (int(time.time() * 1000), session))
+    # Our copy, standing in for OpenCode writing: the session goes on with a new message.
+    part = ("prt_zzzzidle", {"type": "text", "text": "one more thing"})
+    add_message(db, session, "msg_zzzzidle", "user", [part], int(time.time() * 1000))
     wait_for(lambda: '"settling": 1' in daemon.output(), timeout=20, what="the session settling")
     assert request(sock, "POST", "/idle", {"session_id": session})[0] == 202
     wait_for(lambda: f'"session_id": "{session}", "event": "session.idle"' in daemon.output(), what="session.idle")

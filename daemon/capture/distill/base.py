@@ -11,6 +11,10 @@ if TYPE_CHECKING:
 EntryKind = Literal["text", "reasoning", "tool", "mention"]
 
 
+# OpenCode 2's names for 1.x tools: an Entry (and all that reads it) uses one spelling.
+TOOL_ALIASES = {"shell": "bash", "subagent": "task"}
+
+
 @dataclass(frozen=True)
 class Entry:
     """One kept part of a session, in order, already bounded and scrubbed."""

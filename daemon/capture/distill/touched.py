@@ -12,7 +12,7 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from daemon.capture.distill.base import Entry
+from daemon.capture.distill.base import TOOL_ALIASES, Entry
 
 FILE_KEYS = ("filePath", "path", "file")
 _READ_TOOLS = {"read", "view", "list", "ls"}
@@ -129,6 +129,7 @@ class Touched:
 
     def add_tool(self, tool: Entry) -> None:
         name = tool.tool.lower()
+        name = TOOL_ALIASES.get(name, name)  # OpenCode 2's spellings
         path = next((tool.input[k] for k in FILE_KEYS if isinstance(tool.input.get(k), str)), "")
         for verb, patched in _PATCH_FILE.findall(str(tool.input.get("patchText", ""))):
             self.touch(patched, {"Add": "created", "Delete": "deleted"}.get(verb, "edited"))
