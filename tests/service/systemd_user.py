@@ -76,16 +76,17 @@ class UserManager:
         return str(self.systemd_root / "lib" / "systemd" / name)
 
     def _env_prefix(self) -> list[str]:
-        lib = self.systemd_root / "usr" / "lib" / "x86_64-linux-gnu" / "systemd"
-        extra = [f"LD_LIBRARY_PATH={lib}"] if self.systemd_root != Path("/") else []
-        return extra
+        if self.systemd_root == Path("/"):
+            return []
+        libs = [self.systemd_root / "usr/lib/x86_64-linux-gnu/systemd", self.systemd_root / "usr/lib/x86_64-linux-gnu",
+                self.systemd_root / "lib/x86_64-linux-gnu"]
+        return ["LD_LIBRARY_PATH=" + ":".join(str(lib) for lib in libs)]
 
     def user_env(self) -> dict[str, str]:
         """The environment a login shell of the user would have."""
-        bin_dir = self.systemd_root / "usr" / "bin"
         path = "/usr/local/bin:/usr/bin:/bin"
         if self.systemd_root != Path("/"):
-            path = f"{bin_dir}:{path}"
+            path = f"{self.systemd_root / 'bin'}:{self.systemd_root / 'usr/bin'}:{path}"
         env = {
             "HOME": self.user.pw_dir,
             "USER": self.user.pw_name,
