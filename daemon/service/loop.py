@@ -67,7 +67,8 @@ class Daemon:
         self.queue = WorkQueue()
         self._wake = threading.Event()  # the main thread's alarm clock: stop, reload, ping
         self.stop = _WakingEvent(self._wake)
-        self.ready = threading.Event()
+        self.ready = threading.Event()  # READY=1 sent: watchers, socket and worker are up
+        self.first_pass = threading.Event()  # the first reconcile (a full pass) is done
         self.health = Health()
         self._jobs_factory = jobs_factory or _default_jobs
         self.jobs: Any = None
@@ -118,6 +119,14 @@ class Daemon:
             self.log.error("daemon.start_failed", error=str(exc))
             self._shutdown()
             return EXIT_START_FAILED
+        # READY=1 as soon as the daemon can serve: the watchers, the socket and the worker
+        # are up. The first pass is queued behind it and may wait on a slow model for
+        # minutes, longer than systemd waits for a start. Never after a stop was asked
+        # for (systemd would read READY after STOPPING as a start).
+        if not self.stop.is_set():
+            self.ready.set()
+            self.notifier.ready()
+            self.log.info("daemon.ready", pid=os.getpid())
         code = 0
         try:
             # Sleep until a signal, or the next watchdog ping when systemd asks for them:
@@ -162,7 +171,7 @@ class Daemon:
         except OSError as exc:  # e.g. the inotify watch limit: no half-started daemon
             raise WorkerStartError(f"cannot watch for changes: {exc}") from exc
         self._start_sink()
-        # The first reconcile runs before READY=1: the service is only "up" once it works.
+        # The first reconcile: a full pass, right after READY=1.
         self.queue.mark(RECONCILE)
 
     def _shutdown(self) -> None:
@@ -286,10 +295,9 @@ class Daemon:
             self.health.busy_since = None
         if self._sink is not None:
             self._sink.wake()  # notes or trees may have changed: the sink looks (on its own thread)
-        if kind == RECONCILE and not self.ready.is_set():
-            self.ready.set()
-            self.notifier.ready()
-            self.log.info("daemon.ready", status=jobs.status_line())
+        if kind == RECONCILE and not self.first_pass.is_set():
+            self.first_pass.set()
+            self.log.info("daemon.first_pass_done", status=jobs.status_line())
 
     def _do(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
         if kind in (CAPTURE, SETTLED, RECONCILE):

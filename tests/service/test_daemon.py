@@ -102,3 +102,25 @@ def test_database_replaced_is_reopened(home, fixture_db, fixture_sessions, daemo
     wait_for(lambda: "WORKER_DEADLINE_S to 60" in note.read_text(), what="the note from the replaced database")
     assert "source.reopened" in daemon.output()
     assert daemon.stop() == 0
+
+
+def test_ready_does_not_wait_for_a_hanging_model_and_never_follows_stopping(
+    home, fixture_db, daemon, notify, hanging_model
+):
+    """READY=1 once the daemon can serve; the first pass (stuck on the model) comes after it."""
+    from daemon.service.context_server import request
+
+    daemon.env.update(MEMORYD_LLM__TIMEOUT_S="120", MEMORYD_SERVICE__SHUTDOWN_TIMEOUT_S="2")
+    daemon.start()
+    wait_for(lambda: notify.saw("READY=1"), timeout=30, what="READY=1 while the model hangs")
+    # Ready means serving: the socket answers although the first pass is still on its first call.
+    status, body = request(home.state_dir / "memoryd.sock", "GET", "/health")
+    assert status == 200 and body["ok"]
+    wait_for(lambda: hanging_model.requests, timeout=30, what="the first pass's model call, after READY=1")
+    assert session_notes(home) == []
+    daemon.signal(signal.SIGTERM)
+    daemon.proc.wait(30)
+    messages = [line for m in notify.drain() for line in m.splitlines()]
+    assert messages.count("READY=1") == 1
+    assert messages.index("READY=1") < messages.index("STOPPING=1")
+    assert "READY=1" not in messages[messages.index("STOPPING=1"):]

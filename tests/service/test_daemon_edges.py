@@ -57,7 +57,7 @@ def test_start_and_shutdown_leave_no_thread_behind(home, fixture_db):
     settings.capture.settle_seconds = 0
     daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}))
     daemon._start()
-    wait_for(daemon.ready.is_set, what="the first reconcile")
+    wait_for(daemon.first_pass.is_set, what="the first reconcile")
     assert len(session_notes(home)) == 6
     daemon._shutdown()
     conn = sqlite3.connect(paths.state_db)
