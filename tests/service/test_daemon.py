@@ -18,12 +18,12 @@ def session_notes(home):
 
 def test_daemon_captures_recompiles_and_stops_cleanly(home, fixture_db, fixture_sessions, daemon, notify):
     daemon.start()
-    wait_for(lambda: notify.saw("READY=1"), what="READY=1 after the first reconcile")
+    wait_for(lambda: notify.saw("READY=1"), what="READY=1")
     wait_for(lambda: len(session_notes(home)) == 6, what="6 session notes")
     index = home.global_root / "sessions" / "index.md"
     wait_for(index.exists, what="sessions/index.md compiled")
     wait_for(lambda: (home.global_root / "ROOT.md").exists(), what="ROOT.md compiled")
-    assert any(m.startswith("STATUS=") for m in notify.drain())
+    wait_for(lambda: any(m.startswith("STATUS=") for m in notify.drain()), what="STATUS= after the first pass")
 
     # OpenCode continues a session: the same note is rewritten, no second file.
     sid = fixture_sessions["deploy-pnpm"]["session"]
