@@ -20,6 +20,7 @@ import os
 import socket
 import socketserver
 import sqlite3
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -37,6 +38,10 @@ WARM_FOLDERS = 8  # folders whose blocks are rebuilt as soon as a tree changes
 MAX_BODY = 64 * 1024  # an idle notice is a few dozen bytes
 MAX_PROMPT = 8000  # only the start of a prompt is searched anyway
 SESSION_ID_CHARS = 200
+MAX_DIR = 4096  # PATH_MAX: a longer dir is no folder
+# A whole request (request line, headers, body), however slowly it trickles in: the
+# per-read timeout alone lets a client that sends a byte every few seconds stay forever.
+REQUEST_DEADLINE_S = 10.0
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -44,6 +49,15 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
     request_queue_size = 128  # many sessions starting at once must not see EAGAIN
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that ended badly: a line in the log, never a traceback on stderr."""
+        exc = sys.exc_info()[1]
+        log = self.context_server.log
+        if isinstance(exc, OSError):  # the client went away, or its deadline passed
+            log.debug("socket.client_gone", error=f"{type(exc).__name__}: {exc}")
+        else:
+            log.warning("socket.request_failed", error=f"{type(exc).__name__}: {exc}")
 
 
 class ContextServer:
@@ -66,6 +80,7 @@ class ContextServer:
         self._recent: OrderedDict[str | None, None] = OrderedDict()  # folders served lately
         self._probe: sqlite3.Connection | None = None
         self._probe_path: Path | None = None
+        self.deadline_s = REQUEST_DEADLINE_S
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.path: Path | None = None
@@ -198,6 +213,39 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
         self.server.context_server.log.debug("socket.request", line=format % args)
 
+    def handle_one_request(self) -> None:
+        """One request within `deadline_s`; past it the connection is shut and dropped."""
+        self._expired = False
+        timer = threading.Timer(self.server.context_server.deadline_s, self._expire)
+        timer.name = "memoryd-socket-deadline"
+        timer.daemon = True
+        timer.start()
+        try:
+            super().handle_one_request()
+        finally:
+            timer.cancel()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server answers an unknown method with 501; it is the client's mistake.
+        if code == 501:
+            code, message = 405, f"method {self.command!r} not allowed: GET /context, POST /idle"
+        super().send_error(code, message, explain)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+        except OSError as exc:  # the request ended just now: nothing to cut
+            self.server.context_server.log.debug("socket.deadline_late", error=str(exc))
+
+    def _too_late(self) -> bool:
+        """The deadline cut the request short: what arrived may be incomplete, do nothing."""
+        if self._expired:
+            self.server.context_server.log.debug("socket.deadline", path=self.path[:200])
+            self.close_connection = True
+        return self._expired
+
     def _reply(self, status: int, data: dict[str, Any]) -> None:
         body = json.dumps(data, ensure_ascii=False).encode()
         self.send_response(status)
@@ -207,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self._too_late():
+            return
         url = urlsplit(self.path)
         if url.path == "/health":
             self._reply(200, {"ok": True, "pid": os.getpid()})
@@ -217,10 +267,11 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         directory = query.get("dir", [""])[0] or None
         prompt = query.get("prompt", [""])[0][:MAX_PROMPT]
-        session = query.get("session", [""])[0][:SESSION_ID_CHARS] or None
-        if directory is not None and not os.path.isabs(directory):
-            self._reply(400, {"error": "dir must be an absolute path"})
+        session = query.get("session", [""])[0][:SESSION_ID_CHARS].replace("\0", "") or None
+        if directory is not None and ("\0" in directory or len(directory) > MAX_DIR or not os.path.isabs(directory)):
+            self._reply(400, {"error": f"dir must be an absolute path (at most {MAX_DIR} characters, no NUL)"})
             return
+        prompt = prompt.replace("\0", " ")
         try:
             payload = self.server.context_server.context(directory, prompt, session)
         except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
@@ -230,15 +281,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, payload)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        if urlsplit(self.path).path != "/idle":
-            self._reply(404, {"error": f"no such endpoint {self.path!r}: GET /context, POST /idle"})
+        if self._too_late():
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        if urlsplit(self.path).path != "/idle":
+            self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle"})
+            return
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        length = int(declared) if declared.isdigit() else -1  # "abc", "-5", "1e3": no length
         if not 0 < length <= MAX_BODY:
             self._reply(400, {"error": "send a JSON body {\"session_id\": …}"})
             return
         try:
-            data = json.loads(self.rfile.read(length))
+            body = self.rfile.read(length)
+            if self._too_late() or len(body) < length:  # cut off, or the client gave up
+                self.close_connection = True
+                return
+            data = json.loads(body)
             session_id = data["session_id"]
         except (ValueError, KeyError, TypeError):
             self._reply(400, {"error": "the body must be JSON {\"session_id\": \"ses_…\"}"})

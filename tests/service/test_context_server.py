@@ -195,3 +195,95 @@ def test_warm_rebuilds_recent_folders_after_a_change(server, home) -> None:
     srv.warm()  # the worker does this after refreshing a tree
     assert any("Warm fact" in p.text for p in srv._stable.values())
     assert "Warm fact" in request(path, "GET", context_target("other prompt", "/"))[1]["block"]
+
+
+def raw(path: Path, data: bytes, timeout: float = 5.0, read: bool = True) -> bytes:
+    """Send `data` as is on a fresh connection; return all that comes back until close."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        for _ in range(100):
+            try:
+                sock.connect(str(path))
+                break
+            except BlockingIOError:  # the listen queue is full for a moment: as a client would, retry
+                time.sleep(0.02)
+        sock.sendall(data)
+        if not read:
+            return b""
+        chunks = []
+        try:
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        except ConnectionResetError:
+            pass  # the server dropped us: what arrived so far is the answer
+        return b"".join(chunks)
+
+
+def status_of(answer: bytes) -> int | None:
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else None
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /idle HTTP/1.1\r\nContent-Length: abc\r\nConnection: close\r\n\r\n{}",
+        b"POST /idle HTTP/1.1\r\nContent-Length: -5\r\nConnection: close\r\n\r\n{}",
+        b"POST /idle HTTP/1.1\r\nContent-Length: 99999999999999999999\r\nConnection: close\r\n\r\n{}",
+        b"POST /idle HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
+        b"POST /idle HTTP/1.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnull",
+        b"GET /context?dir=/tmp/%00x HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"GET /context?dir=/" + b"a" * 5000 + b" HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"GET /context?dir=%ff%fe HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"BREW /pot HTTP/1.1\r\nConnection: close\r\n\r\n",
+        b"\x00\x01\x02 garbage\r\n\r\n",
+        b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n",
+    ],
+)
+def test_malformed_requests_get_a_4xx_and_no_traceback(server, capfd, head: bytes) -> None:
+    _, path, idle = server
+    answer = raw(path, head)
+    status = status_of(answer)
+    # A 4xx, or (for what is not even HTTP/1.x) an error text and a close.
+    assert (status is None and b"Error" in answer) or (status is not None and 400 <= status < 500), answer[:200]
+    assert request(path, "GET", "/health")[0] == 200, "the server still answers"
+    assert idle == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_clients_that_leave_mid_request_are_dropped_quietly(server, capfd) -> None:
+    _, path, idle = server
+    for _ in range(50):
+        raw(path, b"GET /context?dir=/&prompt=wal HTTP/1.1\r\nConnection: close\r\n\r\n", read=False)
+        raw(path, b"POST /idle HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"session_id\": ", read=False)
+        raw(path, b"GET /cont", read=False)
+    assert request(path, "GET", "/health")[0] == 200
+    time.sleep(0.5)  # the handlers of the departed clients finish
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert idle == [], "a body cut short is no idle notice"
+
+
+def test_a_client_that_trickles_its_headers_is_cut_off_at_the_deadline(server, capfd) -> None:
+    srv, path, _ = server
+    srv.deadline_s = 1.0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(path))
+        sock.sendall(b"GET /health HTTP/1.1\r\n")
+        started = time.monotonic()
+        closed = False
+        while time.monotonic() - started < 8:
+            try:
+                sock.sendall(b"X-Slow: 1\r\n")  # each line well within the per-read timeout
+                if sock.recv(1, socket.MSG_DONTWAIT) == b"":
+                    closed = True
+                    break
+            except BlockingIOError:
+                pass  # nothing to read yet: still connected
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            time.sleep(0.3)
+        assert closed, "the server kept a trickling client past its deadline"
+    assert request(path, "GET", "/health")[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
