@@ -26,6 +26,7 @@ from daemon.memory.frontmatter import MemoryFileError
 from daemon.memory.index_schema import DOC_COLUMNS, SCHEMA, SCHEMA_VERSION, TEXT_COLUMNS
 from daemon.memory.queries import IndexQueries
 from daemon.memory.roots import MemoryRoot, classify_path, resolve_in_root
+from daemon.memory.terms import TermDelta, delete_paths, delete_root
 from daemon.memory.tree import (
     MAX_FILE_BYTES,
     Memory,
@@ -107,7 +108,6 @@ class SearchIndex(IndexQueries):
 
     def __init__(self, db_path: Path, busy_timeout_ms: int = 5000, max_file_bytes: int = MAX_FILE_BYTES) -> None:
         self.db_path = Path(db_path)
-        self._vocab = False  # the temp fts5vocab table exists on this connection
         self.max_file_bytes = max_file_bytes
         ensure_dir(self.db_path.parent)
         try:
@@ -203,7 +203,7 @@ class SearchIndex(IndexQueries):
     def forget_root(self, root: MemoryRoot) -> int:
         """Drop a root and its entries from the index; return how many entries went."""
         with self._write() as db:
-            count = db.execute("DELETE FROM doc WHERE root = ?", (root.key,)).rowcount
+            count = delete_root(db, root.key)
             db.execute("DELETE FROM problem WHERE root = ?", (root.key,))
             db.execute("DELETE FROM root WHERE path = ?", (root.key,))
         return count
@@ -269,9 +269,14 @@ class SearchIndex(IndexQueries):
             f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT(rowid) DO UPDATE SET {text_updates}"
         )
+        terms = TermDelta()
+        paths = [doc[0] for doc, _ in rows]
+        terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
         for doc, text in rows:
             rowid = db.execute(doc_sql, doc).fetchone()[0]
             db.execute(text_sql, (rowid, *text))
+            terms.add(text[1:])
+        terms.apply(db)
 
     @staticmethod
     def _record_problems(
@@ -331,7 +336,7 @@ class SearchIndex(IndexQueries):
                     "INSERT INTO problem (path, root, kind, reason, skipped, seen_at) VALUES (?, ?, 'tree', ?, 1, ?)",
                     [(path, root.key, reason, time.time()) for path, reason in tree_now],
                 )
-                db.executemany("DELETE FROM doc WHERE path = ?", [(p,) for p in gone])
+                delete_paths(db, gone)
                 db.executemany("DELETE FROM problem WHERE path = ? AND kind = 'file'", [(p,) for p in fixed])
         changed = len(gone)
         for start in range(0, len(pending), BATCH):
@@ -385,7 +390,7 @@ class SearchIndex(IndexQueries):
             if rows:
                 self._upsert(db, rows)
             db.executemany("UPDATE doc SET sig = ? WHERE path = ?", touched)
-            db.executemany("DELETE FROM doc WHERE path = ?", [(p,) for p in removed])
+            delete_paths(db, removed)
             for path, found, signature in problems:
                 self._record_problems(db, root, path, found, signature)
         for _, found, _ in problems:
@@ -422,7 +427,7 @@ class SearchIndex(IndexQueries):
         except MemoryFileError:
             # A link out of the tree or a loop: not indexed; sync_root reports it.
             with self._write() as db:
-                return db.execute("DELETE FROM doc WHERE path = ?", (str(path),)).rowcount > 0
+                return delete_paths(db, [str(path)]) > 0
         except OSError:
             return self.remove_file(path)
         if not self.knows(root):
@@ -434,7 +439,7 @@ class SearchIndex(IndexQueries):
     def remove_file(self, path: Path) -> bool:
         """Drop one file's entry (and its problems); return whether there was one."""
         with self._write() as db:
-            count = db.execute("DELETE FROM doc WHERE path = ?", (str(path),)).rowcount
+            count = delete_paths(db, [str(path)])
             db.execute("DELETE FROM problem WHERE path = ?", (str(path),))
         return count > 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon.memory import tokenize
 
-SCHEMA_VERSION = 3  # 3: previews skip a session note's provenance line
+SCHEMA_VERSION = 4  # 3: previews skip a session note's provenance line; 4: term table
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,6 +66,8 @@ CREATE TRIGGER doc_text_au AFTER UPDATE ON doc_text BEGIN
     INSERT INTO doc_fts (rowid, t_title, t_description, t_tags, t_body)
     VALUES (new.rowid, new.t_title, new.t_description, new.t_tags, new.t_body);
 END;
+-- How many memories hold each token (FTS5 keeps no document frequency): see terms.py.
+CREATE TABLE term (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 -- Files skipped or partly read; kind 'file' (from parsing) or 'tree' (symlinks, folders).
 CREATE TABLE problem (
     path    TEXT NOT NULL,

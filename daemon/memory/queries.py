@@ -1,4 +1,4 @@
-"""Reading the search index: the visible memories of a scope, BM25 search, what compile needs.
+"""Reading the search index: the visible memories of a scope and what compile needs (search: `search`).
 
 `IndexQueries` is the read half of `SearchIndex` (kept apart to keep each file small);
 every query filters in SQL, so a recall over 10,000 memories reads a few rows.
@@ -7,44 +7,19 @@ every query filters in SQL, so a recall over 10,000 memories reads a few rows.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-from daemon.memory import tokenize
 from daemon.memory.frontmatter import parse_time
 from daemon.memory.index_schema import SELECT
 from daemon.memory.roots import MemoryRoot
+from daemon.memory.search import Hit, SearchQueries, SearchResult
 from daemon.memory.tree import Memory, Problem, title_key
 
-# Field weights for BM25: a title hit counts most, then description and tags, then body.
-WEIGHTS = (4.0, 2.0, 2.0, 1.0)
-# How much a recall counter lifts a score: a small, logarithmic nudge, never a takeover.
-HIT_BOOST = 0.05
-POSTINGS_BUDGET = 2000  # free-text search: rare words first, until they match this many memories
-CANDIDATES = 50  # free-text search ranks the index's best rows first, then filters them
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: the memory (without body), its preview and its final score."""
-
-    memory: Memory
-    preview: str
-    score: float
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """Ranked hits and how they were found: every term ('strict'), any prefix, or not at all."""
-
-    hits: list[Hit]
-    mode: Literal["strict", "prefix", "none"]
-    terms: list[str]
+__all__ = ["Hit", "IndexEntry", "IndexQueries", "SearchResult"]
 
 
 class IndexEntry(NamedTuple):
@@ -67,11 +42,10 @@ def _json_list(text: str) -> tuple[str, ...]:
     return () if text == "[]" else tuple(json.loads(text))
 
 
-class IndexQueries:
+class IndexQueries(SearchQueries):
     """The read-only queries of the search index (mixed into SearchIndex)."""
 
     _db: sqlite3.Connection
-    _vocab: bool
 
     def count(self, roots: Sequence[MemoryRoot] | None = None) -> int:
         """Return the number of indexed memories (in `roots`, if given)."""
@@ -232,122 +206,3 @@ class IndexQueries:
         """Return the memories of a root whose `expires` has passed."""
         where = "d.root = ? AND d.expires_ts IS NOT NULL AND d.expires_ts <= ?"
         return self._select(where, (root.key, now.timestamp()))
-
-    def search(
-        self,
-        query: str,
-        scopes: Sequence[MemoryRoot],
-        limit: int = 10,
-        *,
-        now: datetime | None = None,
-        hits: Mapping[str, int] | None = None,
-        prefix_retry: bool = True,
-    ) -> SearchResult:
-        """Return the best `limit` memories in `scopes` for `query`.
-
-        BM25 (title weighted highest) with a small boost from recall counters; equal
-        scores go newest first. A query whose every term finds nothing together is
-        retried as a prefix OR, so `migrat` still finds "migration strategy".
-        """
-        terms = tokenize.query_tokens(query)
-        if not terms or not scopes or limit < 1:
-            return SearchResult([], "none", terms)
-        now = now or datetime.now(UTC)
-        attempts: list[tuple[Literal["strict", "prefix"], str]] = [("strict", tokenize.strict_match(terms))]
-        if prefix_retry:
-            attempts.append(("prefix", tokenize.prefix_match(terms)))
-        for mode, expression in attempts:
-            found = self._ranked(expression, scopes, limit, now, hits or {})
-            if found:
-                return SearchResult(found, mode, terms)
-        return SearchResult([], "none", terms)
-
-    def search_any(self, text: str, scopes: Sequence[MemoryRoot], limit: int, now: datetime, max_terms: int = 6) -> list[Hit]:
-        """Return the best `limit` memories holding any of the rarest words of `text`.
-
-        For long free text (a session's first prompt): words that most memories hold say
-        nothing about which one is meant and make BM25 rank half the index, so only the
-        rarest few that occur at all are searched. No hit counters: the order is stable.
-        """
-        terms = tokenize.query_tokens(text)
-        if not terms or not scopes or limit < 1:
-            return []
-        counts = self._doc_counts(terms)
-        present = [t for t in terms if counts.get(t)]
-        # Rarest first, while their postings stay within budget: BM25's cost follows
-        # them, and the words most memories hold say little about which one is meant.
-        chosen: list[str] = []
-        postings = 0
-        for term in sorted(present, key=lambda t: (counts[t], terms.index(t)))[:max_terms]:
-            if chosen and postings + counts[term] > POSTINGS_BUDGET:
-                break
-            chosen.append(term)
-            postings += counts[term]
-        if not chosen:
-            return []
-        expression = " OR ".join(tokenize.quote(t) for t in chosen)
-        # The index's best rows by FTS5 alone (no join: cheap), then those this caller
-        # may see. Unless every match was a candidate, a caller who sees too few of them
-        # (other projects' rows won) gets the full query.
-        weights = ", ".join(str(w) for w in WEIGHTS)
-        sql = f"SELECT rowid, bm25(doc_fts, {weights}) FROM doc_fts WHERE doc_fts MATCH ? ORDER BY 2 LIMIT ?"
-        scores = dict(self._db.execute(sql, [expression, CANDIDATES]).fetchall())
-        where, params = self._visible(scopes, now, keep_global_hard_rules=False)
-        marks = ", ".join("?" * len(scores))
-        rows = self._db.execute(
-            f"SELECT d.rowid AS rowid, {SELECT} FROM doc d WHERE {where} AND d.rowid IN ({marks})", [*params, *scores]
-        ).fetchall()
-        if len(rows) < limit and len(scores) == CANDIDATES:
-            return self._ranked(expression, scopes, limit, now, {})
-        ranked = sorted(((float(f"{scores[r['rowid']]:.9g}"), -r["sort_ts"], r["path"], r) for r in rows), key=lambda i: i[:3])
-        return self._hits(ranked[:limit])
-
-    def _doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many memories hold each term (FTS5's vocabulary, read through a temp table)."""
-        if not self._vocab:
-            self._db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.doc_vocab USING fts5vocab(main, doc_fts, 'row')")
-            self._vocab = True
-        marks = ", ".join("?" * len(terms))
-        return dict(self._db.execute(f"SELECT term, doc FROM temp.doc_vocab WHERE term IN ({marks})", list(terms)))
-
-    def _ranked(
-        self,
-        expression: str,
-        scopes: Sequence[MemoryRoot],
-        limit: int,
-        now: datetime,
-        hits: Mapping[str, int],
-    ) -> list[Hit]:
-        where, params = self._visible(scopes, now, keep_global_hard_rules=False)
-        return self._ranked_rows(expression, where, params, limit, hits)
-
-    def _ranked_rows(
-        self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int]
-    ) -> list[Hit]:
-        weights = ", ".join(str(w) for w in WEIGHTS)
-        # Fetch more than asked so the hit boost can reorder near-ties; BM25 is
-        # negative (lower is better), so boosting multiplies it by a factor above 1.
-        pool = max(limit * 3, 30)
-        rows = self._db.execute(
-            f"SELECT d.rowid AS rowid, {SELECT}, bm25(doc_fts, {weights}) AS score FROM doc_fts "
-            f"JOIN doc d ON d.rowid = doc_fts.rowid WHERE doc_fts MATCH ? AND {where} "
-            "ORDER BY score, d.sort_ts DESC LIMIT ?",
-            [expression, *params, pool],
-        ).fetchall()
-        ranked = []
-        for row in rows:
-            boost = 1 + HIT_BOOST * math.log1p(hits.get(row["id"], 0))
-            # Nine significant digits: float noise must not defeat the newest-first tie-break.
-            score = float(f"{row['score'] * boost:.9g}")
-            ranked.append((score, -row["sort_ts"], row["path"], row))
-        ranked.sort(key=lambda item: item[:3])
-        return self._hits(ranked[:limit])
-
-    def _hits(self, best: Sequence[tuple]) -> list[Hit]:
-        """(score, -sort_ts, path, row) winners → Hits, with their previews."""
-        # Previews live beside the token streams; read them for the winners only.
-        marks = ", ".join("?" * len(best))
-        sql = f"SELECT rowid, preview FROM doc_text WHERE rowid IN ({marks})"
-        previews = dict(self._db.execute(sql, [row["rowid"] for *_, row in best]))
-        roots: dict[str, MemoryRoot] = {}
-        return [Hit(self._memory(row, roots), previews.get(row["rowid"], ""), score) for score, _, _, row in best]

@@ -1,0 +1,190 @@
+"""Search over the index: BM25 whose cost follows what the query touches, not the store.
+
+Two things in FTS5 grow with the store for a word most memories hold: BM25's weight of a
+word walks that word's whole posting list (in C, tens of nanoseconds a posting), and
+ranking scores and sorts every match (far more). So:
+
+- how many memories hold a word is read from the `term` table (one lookup per word);
+- a free-text search (a session's first prompt) uses only its rarest words while their
+  postings stay within POSTINGS_BUDGET (at least the rarest one); a prefix stands for its
+  commonest few words within that budget;
+- at most RANK_CAP matches are ranked, the most recently indexed first: below that many
+  the result is exactly the full ranking, above it a word that common picks little out
+  anyway and newest-first is the tie-break memoryd uses everywhere.
+
+`SearchQueries` is mixed into the index's read half (`IndexQueries`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from daemon.memory import tokenize
+from daemon.memory.index_schema import SELECT
+
+if TYPE_CHECKING:
+    from daemon.memory.roots import MemoryRoot
+    from daemon.memory.tree import Memory
+
+# Field weights for BM25: a title hit counts most, then description and tags, then body.
+WEIGHTS = (4.0, 2.0, 2.0, 1.0)
+# How much a recall counter lifts a score: a small, logarithmic nudge, never a takeover.
+HIT_BOOST = 0.05
+POSTINGS_BUDGET = 2000  # postings BM25 weighs at most (beyond the rarest word's)
+RANK_CAP = 400  # matches ranked at most: the most recently indexed ones
+PREFIX_EXPANSIONS = 16  # words one prefix stands for, at most (the commonest first)
+PREFIX_TERMS = 8  # query words a prefix retry expands, at most
+_SCAN_TERMS = 4000  # vocabulary entries read per prefix, at most
+_LAST = "\U0010ffff"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the memory (without body), its preview and its final score."""
+
+    memory: Memory
+    preview: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked hits and how they were found: every term ('strict'), any prefix, or not at all."""
+
+    hits: list[Hit]
+    mode: Literal["strict", "prefix", "none"]
+    terms: list[str]
+
+
+def rarest_within_budget(terms: Sequence[str], counts: Mapping[str, int], budget: int = POSTINGS_BUDGET) -> list[str]:
+    """The rarest terms (in query order on ties) while their postings stay within `budget`: at least one."""
+    chosen: list[str] = []
+    postings = 0
+    for term in sorted(terms, key=lambda t: (counts.get(t, 0), terms.index(t))):
+        if chosen and postings + counts.get(term, 0) > budget:
+            break
+        chosen.append(term)
+        postings += counts.get(term, 0)
+    return chosen
+
+
+class SearchQueries:
+    """BM25 search, bounded (mixed into IndexQueries, which provides `_memory` and `_visible`)."""
+
+    _db: sqlite3.Connection
+
+    def doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories hold each term (absent terms: none), from the term table."""
+        if not terms:
+            return {}
+        marks = ", ".join("?" * len(terms))
+        return dict(self._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", list(terms)))
+
+    def search(
+        self,
+        query: str,
+        scopes: Sequence[MemoryRoot],
+        limit: int = 10,
+        *,
+        now: datetime | None = None,
+        hits: Mapping[str, int] | None = None,
+        prefix_retry: bool = True,
+    ) -> SearchResult:
+        """Return the best `limit` memories in `scopes` for `query`.
+
+        BM25 (title weighted highest) with a small boost from recall counters; equal
+        scores go newest first. A query whose every term finds nothing together is
+        retried as a prefix OR, so `migrat` still finds "migration strategy".
+        """
+        terms = tokenize.query_tokens(query)
+        if not terms or not scopes or limit < 1:
+            return SearchResult([], "none", terms)
+        where, params = self._visible(scopes, now or datetime.now(UTC), keep_global_hard_rules=False)  # type: ignore[attr-defined]
+        found = self._ranked(tokenize.strict_match(terms), where, params, limit, hits or {})
+        if found:
+            return SearchResult(found, "strict", terms)
+        if prefix_retry:
+            found = self._ranked(self._prefix_expression(terms), where, params, limit, hits or {})
+            if found:
+                return SearchResult(found, "prefix", terms)
+        return SearchResult([], "none", terms)
+
+    def _prefix_expression(self, terms: Sequence[str]) -> str:
+        """An OR of the words each term is a prefix of (the commonest few, within budget)."""
+        parts: dict[str, None] = {}
+        postings = 0
+        for term in terms[:PREFIX_TERMS]:
+            rows = self._db.execute(
+                "SELECT term, docs FROM (SELECT term, docs FROM term WHERE term >= ? AND term < ? LIMIT ?) "
+                "ORDER BY docs DESC, term LIMIT ?",
+                (term, term + _LAST, _SCAN_TERMS, PREFIX_EXPANSIONS),
+            ).fetchall()
+            if not rows:
+                parts[tokenize.quote(term) + "*"] = None  # FTS5 folds diacritics the table does not
+                continue
+            for number, (word, docs) in enumerate(rows):
+                if number and postings + docs > POSTINGS_BUDGET:
+                    break
+                if tokenize.quote(word) not in parts:
+                    parts[tokenize.quote(word)] = None
+                    postings += docs
+        return " OR ".join(parts)
+
+    def search_any(self, text: str, scopes: Sequence[MemoryRoot], limit: int, now: datetime, max_terms: int = 6) -> list[Hit]:
+        """Return the best `limit` memories holding any of the rarest words of `text`.
+
+        For long free text (a session's first prompt): words that most memories hold say
+        nothing about which one is meant and make BM25 rank half the index, so only the
+        rarest few that occur at all are searched. No hit counters: the order is stable.
+        """
+        terms = tokenize.query_tokens(text)
+        if not terms or not scopes or limit < 1:
+            return []
+        counts = self.doc_counts(terms)
+        present = [t for t in terms if counts.get(t)]
+        if not present:
+            return []
+        chosen = rarest_within_budget(present, counts)[:max_terms]
+        where, params = self._visible(scopes, now, keep_global_hard_rules=False)  # type: ignore[attr-defined]
+        expression = " OR ".join(tokenize.quote(t) for t in chosen)
+        return self._ranked(expression, where, params, limit, {})
+
+    def _ranked(
+        self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int]
+    ) -> list[Hit]:
+        """The best `limit` visible matches of `expression`, among the RANK_CAP most recently indexed."""
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        # Fetch more than asked so the hit boost can reorder near-ties; BM25 is
+        # negative (lower is better), so boosting multiplies it by a factor above 1.
+        pool = max(limit * 3, 30)
+        # CROSS JOIN keeps FTS5 the outer loop, walking its postings newest first and
+        # stopping after RANK_CAP visible ones; only the pool's rows are read in full.
+        rows = self._db.execute(
+            f"WITH best AS (SELECT * FROM (SELECT doc_fts.rowid AS rowid, bm25(doc_fts, {weights}) AS score, "
+            f"d.sort_ts AS sort_ts FROM doc_fts CROSS JOIN doc d ON d.rowid = doc_fts.rowid "
+            f"WHERE doc_fts MATCH ? AND {where} ORDER BY doc_fts.rowid DESC LIMIT ?) ORDER BY score, sort_ts DESC LIMIT ?) "
+            f"SELECT d.rowid AS rowid, {SELECT}, best.score AS score FROM best CROSS JOIN doc d ON d.rowid = best.rowid",
+            [expression, *params, RANK_CAP, pool],
+        ).fetchall()
+        ranked = []
+        for row in rows:
+            boost = 1 + HIT_BOOST * math.log1p(hits.get(row["id"], 0))
+            # Nine significant digits: float noise must not defeat the newest-first tie-break.
+            score = float(f"{row['score'] * boost:.9g}")
+            ranked.append((score, -row["sort_ts"], row["path"], row))
+        ranked.sort(key=lambda item: item[:3])
+        return self._hits(ranked[:limit])
+
+    def _hits(self, best: Sequence[tuple]) -> list[Hit]:
+        """(score, -sort_ts, path, row) winners → Hits, with their previews."""
+        # Previews live beside the token streams; read them for the winners only.
+        marks = ", ".join("?" * len(best))
+        sql = f"SELECT rowid, preview FROM doc_text WHERE rowid IN ({marks})"
+        previews = dict(self._db.execute(sql, [row["rowid"] for *_, row in best]))
+        roots: dict[str, MemoryRoot] = {}
+        return [Hit(self._memory(row, roots), previews.get(row["rowid"], ""), score) for score, _, _, row in best]  # type: ignore[attr-defined]

@@ -1,0 +1,133 @@
+"""Bounded search: the term table stays exact through every write, and the caps on what
+BM25 weighs and ranks give the full ranking's answer whenever the matches fit in them."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+import pytest
+
+from daemon.memory import search
+from daemon.memory.search import rarest_within_budget
+
+from .conftest import NOW, write_memory
+
+
+def term_table(index) -> dict[str, int]:
+    return dict(index._db.execute("SELECT term, docs FROM term"))
+
+
+def counted_from_streams(index) -> dict[str, int]:
+    """What the term table must hold: each token counted once per memory that has it."""
+    counts: Counter[str] = Counter()
+    for row in index._db.execute("SELECT t_title, t_description, t_tags, t_body FROM doc_text"):
+        counts.update({token for stream in row for token in stream.split()})
+    return dict(counts)
+
+
+def test_the_term_table_follows_adds_edits_and_deletes(global_root, index):
+    root = global_root.path
+    first = write_memory(root, "fact/a.md", "title: Alpha deploy", "deploy the alpha build, deploy again")
+    write_memory(root, "fact/b.md", "title: Beta", "deploy beta 部署")
+    index.sync_root(global_root)
+    assert term_table(index) == counted_from_streams(index)
+    assert term_table(index)["deploy"] == 2  # memories, not occurrences
+
+    first.write_text("---\ntitle: Alpha\n---\n\nrollback only\n", encoding="utf-8")
+    index.update_file(first, global_root)
+    assert term_table(index) == counted_from_streams(index)
+    assert term_table(index)["deploy"] == 1
+
+    (root / "fact" / "b.md").unlink()
+    index.sync_root(global_root)
+    assert term_table(index) == counted_from_streams(index)
+    assert "部署" not in term_table(index)
+
+    index.remove_file(first)
+    assert term_table(index) == {}
+
+
+def test_forgetting_a_root_takes_its_terms(global_root, project_root, index):
+    write_memory(global_root.path, "fact/g.md", "title: Global words", "shared globalonly")
+    write_memory(project_root.path, "fact/p.md", "title: Project words", "shared projectonly")
+    index.sync_root(global_root)
+    index.sync_root(project_root)
+    index.forget_root(project_root)
+    assert term_table(index) == counted_from_streams(index)
+    assert "projectonly" not in term_table(index)
+    assert term_table(index)["shared"] == 1
+
+
+def test_rarest_terms_within_budget_always_keep_the_rarest():
+    counts = {"common": 5000, "rare": 3, "mid": 1500}
+    assert rarest_within_budget(["common", "rare", "mid"], counts, 2000) == ["rare", "mid"]
+    assert rarest_within_budget(["common"], counts, 2000) == ["common"]
+    assert rarest_within_budget(["common", "absent"], counts, 2000) == ["absent"]
+
+
+@pytest.fixture
+def crowd(global_root, index):
+    """Forty memories that all hold 'deploy'; a few hold 'canary' too; one says it in its title."""
+    for n in range(40):
+        extra = " canary" if n % 10 == 0 else ""
+        write_memory(global_root.path, f"fact/m{n:02d}.md", f"title: Note {n}\nupdated: 2025-01-{1 + n % 28:02d}", f"deploy step {n}{extra}")
+    write_memory(global_root.path, "fact/title.md", "title: Deploy canary\nupdated: 2024-01-01", "how it goes")
+    index.sync_root(global_root)
+    return global_root
+
+
+def ids(result) -> list[str]:
+    return [hit.memory.id for hit in result.hits]
+
+
+def test_a_strict_query_keeps_every_word_whatever_its_count(crowd, index, monkeypatch):
+    monkeypatch.setattr(search, "POSTINGS_BUDGET", 10)  # budgets bound free text, never strictness
+    result = index.search("deploy canary", [crowd], limit=10, now=NOW)
+    assert result.mode == "strict"
+    assert len(result.hits) == 5  # four notes and the title: each holds both words
+    assert result.hits[0].memory.title == "Deploy canary"  # the title hit leads
+
+
+def test_ranking_is_exact_while_the_matches_fit_under_the_cap(crowd, index, monkeypatch):
+    full = index.search("deploy", [crowd], limit=10, now=NOW)
+    monkeypatch.setattr(search, "RANK_CAP", 41)
+    assert ids(index.search("deploy", [crowd], limit=10, now=NOW)) == ids(full)
+
+
+def test_beyond_the_cap_the_most_recently_indexed_matches_are_ranked(crowd, index, monkeypatch):
+    monkeypatch.setattr(search, "RANK_CAP", 5)
+    result = index.search("deploy", [crowd], limit=50, now=NOW)
+    newest = [r[0] for r in index._db.execute("SELECT id FROM doc ORDER BY rowid DESC LIMIT 5")]
+    assert sorted(ids(result)) == sorted(newest)
+
+
+def test_a_prefix_retry_expands_through_the_term_table(global_root, index):
+    write_memory(global_root.path, "fact/m.md", "title: Migration strategy", "expand then contract")
+    write_memory(global_root.path, "fact/n.md", "title: Migrations list", "one per release")
+    index.sync_root(global_root)
+    result = index.search("migrat", [global_root], now=NOW)
+    assert result.mode == "prefix"
+    assert sorted(h.memory.title for h in result.hits) == ["Migration strategy", "Migrations list"]
+
+
+def test_a_word_the_table_does_not_know_still_finds_what_fts5_folds(global_root, index):
+    write_memory(global_root.path, "fact/c.md", "title: Café opening hours", "mornings")
+    index.sync_root(global_root)
+    # FTS5 folds diacritics: 'cafe' is no key of the table, yet the memory is found.
+    assert [h.memory.title for h in index.search("cafe", [global_root], now=NOW).hits] == ["Café opening hours"]
+
+
+def test_the_old_index_format_is_rebuilt_with_a_term_table(global_root, index, tmp_path):
+    write_memory(global_root.path, "fact/a.md", "title: Alpha", "words here")
+    index.sync_root(global_root)
+    path = index.db_path
+    index.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE term")
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
+    from daemon.memory.index import SearchIndex
+
+    with SearchIndex(path) as again:
+        again.sync_root(global_root)
+        assert term_table(again) == counted_from_streams(again) != {}
