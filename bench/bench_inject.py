@@ -118,8 +118,8 @@ def bench_fallback(home: Path, project: Path, runs: int) -> None:
 
 
 PLUGIN_BENCH = """
-const { MemorydPlugin } = await import(process.argv[2])
-const hooks = await MemorydPlugin({ directory: process.argv[3], worktree: process.argv[3], client: {} })
+const { server } = (await import(process.argv[2])).default
+const hooks = await server({ directory: process.argv[3], worktree: process.argv[3], client: {} })
 const system = () => ["You are opencode, an agent.", "Environment: linux"]
 await hooks["chat.message"]({ sessionID: "ses_bench" }, { parts: [{ type: "text", text: "why did the deploy fail" }] })
 let t = performance.now()

@@ -77,12 +77,16 @@ def stop(daemon: subprocess.Popen[bytes]) -> None:
             daemon.wait(10)
 
 
-@pytest.fixture
-def world() -> Iterator[World]:
-    binary = require_opencode()
+def make_world(binary: Path, home_class: type[OpenCodeHome] = OpenCodeHome) -> Iterator[World]:
+    """The world of these tests (for either OpenCode): a project with its lesson, a hard
+    rule, another project with its own fact, memoryd installed into the fake home."""
     # A short base folder: a unix socket's path must stay under ~100 bytes.
     base = Path(tempfile.mkdtemp(prefix="mdi-")).resolve()
     scenario = load_scenario("deploy-pnpm")
+    if home_class is not OpenCodeHome:
+        from tests.e2e.opencode2 import v2_scenario
+
+        scenario = v2_scenario(scenario)
     worktree = make_worktree(base / "src" / scenario["project"], scenario["files"]).resolve()
     (worktree / ".memory").mkdir()
     other = make_worktree(base / "src" / "billing", {"README.md": "billing\n"}).resolve()
@@ -90,7 +94,7 @@ def world() -> Iterator[World]:
     try:
         with ScriptedModel() as model:
             model.add_scenario(scenario, base / "src")
-            home = OpenCodeHome(base / "h", model.url, binary=binary)
+            home = home_class(base / "h", model.url, binary=binary)
             keep = ("MEMORYD_", "XDG_", "OPENCODE", "NOTIFY_SOCKET")
             env = {**{k: v for k, v in os.environ.items() if not k.startswith(keep)}, **home.env}
             w = World(base, model, home, worktree, scenario, env)
@@ -101,6 +105,11 @@ def world() -> Iterator[World]:
             yield w
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    yield from make_world(require_opencode())
 
 
 def system_messages(request: dict[str, Any]) -> list[str]:

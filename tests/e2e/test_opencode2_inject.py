@@ -1,0 +1,125 @@
+"""End to end on OpenCode 2.0.15: memory reaches real sessions through the same plugin file.
+
+The assertions of the 1.x injection test (tests/e2e/test_opencode_inject.py), on the 2.0
+binary: `memoryd opencode install` into a fake home, a scripted model recording every
+request, `opencode run --standalone` (no background service on the fixed port).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.opencode2 import OpenCode2Home, require_opencode2, serve
+from tests.e2e.test_opencode_inject import (
+    LESSON,
+    BrokenSocket,
+    World,
+    assert_injected,
+    make_world,
+    stop,
+    system_messages,
+    title_requests,
+)
+from tests.service.conftest import wait_for
+
+pytestmark = pytest.mark.e2e
+
+#: V2 rejects a compaction summary that does not follow its template.
+SUMMARY = """## Objective
+- Fix scripts/deploy.sh for pnpm.
+
+## Requirements
+- (none)
+
+## Decisions
+- Deploy with pnpm install --frozen-lockfile.
+
+## Work State
+### Completed
+- scripts/deploy.sh uses pnpm.
+
+### Active
+- (none)
+
+### Blocked
+- (none)
+
+## Next Move
+1. (none)
+
+## Relevant Files
+- `scripts/deploy.sh`: the deploy script
+
+## Important Context
+- (none)
+"""
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    yield from make_world(require_opencode2(), OpenCode2Home)
+
+
+def test_plugin_loads_and_the_daemon_gives_every_step_the_block_and_hears_the_turn_end(world: World) -> None:
+    daemon = world.start_daemon(settle=30)
+    try:
+        shown = world.memoryd("context", "--dir", str(world.worktree), "--prompt", world.scenario["prompt"])
+        sid = world.home.run(world.scenario["prompt"], world.worktree)
+        block = assert_injected(world.model)
+        assert shown.stdout.strip() == block  # exactly what `memoryd context` showed
+        assert not world.home.log_lines("LoadError"), world.home.log_lines("LoadError")
+        # The plugin told the daemon of the turn's end (2.0: session.execution.succeeded).
+        wait_for(lambda: sid in (world.base / "daemon.out").read_text(), timeout=10, what="the idle notice")
+        log = (world.base / "daemon.out").read_text()
+        assert "session.idle" in log and "Traceback" not in log
+    finally:
+        stop(daemon)
+
+
+def test_without_daemon_the_plugin_runs_memoryd_context(world: World) -> None:
+    world.home.extra_env["MEMORYD_PLUGIN_OFF"] = "1"
+    world.home.run(world.scenario["prompt"], world.worktree)
+    plain_title = title_requests(world.model)[-1]["messages"]
+    assert not any("memoryd-context" in s for r in world.model.requests for s in system_messages(r))
+    del world.home.extra_env["MEMORYD_PLUGIN_OFF"]
+
+    start = len(world.model.requests)
+    world.home.run(world.scenario["prompt"], world.worktree)
+    assert not world.socket.exists()
+    assert_injected(world.model, since=start)
+    assert title_requests(world.model)[-1]["messages"] == plain_title  # 2.0 has no context hook for titles
+
+
+@pytest.mark.parametrize("mode", ["garbage", "hang"])
+def test_a_broken_daemon_socket_never_breaks_a_session(world: World, mode: str) -> None:
+    broken = BrokenSocket(world.socket, mode)
+    try:
+        world.home.run(world.scenario["prompt"], world.worktree, timeout=90)
+    finally:
+        broken.close()
+    assert_injected(world.model)  # the turn completed, with memory through `memoryd context`
+
+
+def test_compaction_carries_the_inventory_and_the_save_instruction(world: World) -> None:
+    world.model.add_session("Return only the structured summary", [{"text": SUMMARY}])  # it offers tools
+    sid = world.home.run(world.scenario["prompt"], world.worktree)
+    start = len(world.model.requests)
+
+    def compactions() -> list[dict]:
+        return [r for r in world.model.requests[start:] if "structured summary" in json.dumps(r["messages"])]
+
+    with serve(world.home, world.worktree) as server:
+        server.post(f"/api/session/{sid}/compact")
+        wait_for(lambda: [m for m in world.home.messages(sid) if m["type"] == "compaction"
+                          and m["data"].get("status") in ("completed", "failed")],
+                 timeout=60, what="the compaction's end")  # fmt: skip
+    assert compactions(), "no compaction request reached the model"
+    systems = system_messages(compactions()[0])
+    assert len(systems) == 1, f"{len(systems)} system messages"
+    assert "Before this conversation is summarised" in systems[0]
+    assert LESSON in systems[0] and "## Memories" in systems[0]
+    done = [m["data"] for m in world.home.messages(sid) if m["type"] == "compaction"]
+    assert done[-1].get("status") == "completed", done
