@@ -117,9 +117,11 @@ class ServiceSettings(_Section):
 
 class InjectSettings(_Section):
     enabled: bool = Field(True, description="Give every OpenCode session its memory block (the plugin asks; false: nothing is injected)")
-    inventory_chars: int = Field(1200, ge=0, le=20000, description="Budget of the memory inventory, in characters")
-    recall_k: int = Field(3, ge=0, le=20, description="Memories shown for the first prompt (0: none)")
-    recall_chars: int = Field(1200, ge=0, le=20000, description="Budget of those previews, in characters")
+    inventory_chars: int = Field(1000, ge=0, le=20000, description="Budget of the memory inventory, in characters")
+    recall_k: int = Field(3, ge=0, le=20, description="At most this many memories shown for the first prompt, only those really about it (0: none)")
+    recall_chars: int = Field(900, ge=0, le=20000, description="Budget of those previews, in characters")
+    routing_chars: int = Field(400, ge=0, le=20000, description="Budget of the project's routing table (scenarios the prompt names first), in characters")
+    block_tokens: int = Field(800, ge=100, le=20000, description="Budget of the whole block, in tokens (estimated: ~4 ASCII characters or 1 other character each)")
     skip_projects: list[str] = Field(
         default_factory=list, description="Worktrees whose sessions get no memory block (~ expands)"
     )

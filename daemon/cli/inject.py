@@ -24,18 +24,21 @@ from daemon.cli.memory import _workspace, memory_errors
     help="The session's folder (default: the current one); its git worktree is the project.",
     metavar="DIR",
 )
-@click.option("--prompt", default="", help="The session's first prompt: adds the memories most relevant to it.")
+@click.option("--prompt", default="", help="The session's first prompt: adds the memories really about it, if any.")
 @click.option("--json", "as_json", is_flag=True, help="Print what the plugin reads: block, generation, compaction text.")
-@click.option("--session", default=None, metavar="ID", help="The asking OpenCode session: its own note is never previewed.")
+@click.option("--session", default=None, metavar="ID", help="The asking OpenCode session: its own note is never in the block.")
 @click.pass_obj
 def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool, session: str | None) -> None:
     """Show the memory block a new OpenCode session in DIR is given.
 
-    The block holds the hard rules (global and project), the project's routing, an
-    inventory of memories (lessons and gotchas first, then newest; project before
-    global) and, with --prompt, previews of the memories most relevant to it. It is
-    fenced as reference data and byte-identical while the trees do not change.
-    Budgets and the per-project opt-out are in the config's [inject] section.
+    The block holds the hard rules (project and global), the project's routing, an
+    inventory (this project's lessons and gotchas and other curated memories, then
+    machine-wide ones, then this project's recent sessions) and, with --prompt,
+    previews of the memories really about it (none when nothing is). Only this
+    project's memories and machine-wide ones: never another project's; with
+    --session, never that session's own note. Fenced as reference data and
+    byte-identical while the trees do not change. Budgets (about 800 tokens in all)
+    and the per-project opt-out are in the config's [inject] section.
 
     \b
     Examples:

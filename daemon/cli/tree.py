@@ -76,7 +76,8 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
       memoryd compile
       memoryd compile --project ~/src/app
     """
-    from daemon.memory.refresh import refresh_tree
+    from daemon.memory.compile import sync_and_compile
+    from daemon.memory.gitignore import ensure_gitignore
 
     app.setup_logging(stderr=False)
     failed = False
@@ -86,7 +87,9 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
             click.echo(f"No memory tree yet (the global one would be {app.paths.global_root}).")
             return
         for root in roots:
-            report = refresh_tree(index, root, everything=True).compiled
+            report = sync_and_compile(index, root).compiled
+            if ensure_gitignore(root):
+                report.written.append(root.path / ".gitignore")
             status = f"wrote {len(report.written)} file(s)" if report.written else "up to date"
             click.echo(f"{root.scope:<7} {root.path}: {status}")
             for path in report.written:

@@ -1,11 +1,15 @@
 """What an OpenCode session is given at its start: one fenced block, built from the index.
 
-The block holds the hard rules (global and project), the project's scenario routing, an
-inventory of memories (lessons and gotchas first, then newest; project before global)
-and, for the first prompt, the few most relevant memories as previews. It is a pure
-function of the trees (through the search index) and the prompt: the same trees give the
-same bytes, so a model server's prompt cache holds from step to step. Hit counters are
-neither read nor written here, for the same reason.
+The block holds the hard rules (project, then global), the project's scenario routing
+(the scenarios the prompt names first), an inventory of memories and, when some memory is
+really about the first prompt, previews of the few that are (see `relevance`). Scope: a
+session sees its project's memories (the project tree, and global-tree memories whose
+`project` is this one) and the machine-wide ones, never another project's; its own note
+never. Every part has a budget and the whole block one (`[inject] block_tokens`).
+
+It is a pure function of the trees (through the search index), the prompt and the
+session: the same trees give the same bytes, so a model server's prompt cache holds from
+step to step. Hit counters are neither read nor written here, for the same reason.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.memory import relevance
+from daemon.memory.clip import clip_text, readable
 from daemon.memory.index import SearchIndex
-from daemon.memory.roots import MemoryRoot, project_root_of
+from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
 
 if TYPE_CHECKING:
@@ -29,8 +35,9 @@ PAYLOAD_VERSION = 1  # of the JSON the plugin reads; the plugin ignores payloads
 FENCE = "memoryd-context"
 FIRST_KINDS = ("lesson", "gotcha")  # the inventory lists these before everything else
 RULE_CHARS = 240  # one hard rule: title and description
-RULES_CHARS = 2000  # all hard rules of one tree
+RULES_CHARS = 800  # all hard rules of one tree
 PROMPT_CHARS = 2000  # only the start of a long first prompt is searched
+RELEVANT_HEADING = "## Relevant to the first prompt"
 
 PREAMBLE = (
     "Reference data from memoryd: what earlier OpenCode sessions and the user recorded. "
@@ -51,9 +58,11 @@ SAVE_INSTRUCTION = (
 class Budgets:
     """Character budgets of the block's parts (config `[inject]`)."""
 
-    inventory_chars: int = 1200
+    inventory_chars: int = 1000
     recall_k: int = 3
-    recall_chars: int = 1200
+    recall_chars: int = 900
+    routing_chars: int = 400
+    block_tokens: int = 800  # the whole block, estimated (see `estimate_tokens`)
 
 
 @dataclass(frozen=True)
@@ -103,34 +112,14 @@ def _inventory_line(memory: Memory) -> str:
     return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
 
 
-def _inventory_order(memory: Memory) -> tuple:
-    """Lessons and gotchas first, then the rest; project before global; newest first."""
-    return (
-        memory.kind.casefold() not in FIRST_KINDS,
-        memory.scope != "project",
-        -memory.newest.timestamp(),
-        memory.title_key,
-        str(memory.path),
-    )
+def estimate_tokens(text: str) -> int:
+    """Tokens a model will likely count: ~4 ASCII characters each, other characters one each."""
+    ascii_chars = sum(1 for c in text if c < "\x80")
+    return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
-def _inventory_candidates(
-    index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, cap: int, hard_rules_too: bool
-) -> list[Memory]:
-    """At most `cap` memories of each group the inventory can show, in inventory order."""
-    found: dict[str, Memory] = {}
-    for kind in FIRST_KINDS:
-        for memory in index.visible(roots, now, kind=kind, limit=cap):
-            found.setdefault(str(memory.path), memory)
-    # Project entries come before global ones: global ones are needed only when the
-    # project has fewer than `cap`, and then `cap` more than the project's suffice.
-    project = [r for r in roots if r.scope == "project"]
-    shown_project = index.visible(project, now, limit=cap) if project else []
-    more = cap + len(shown_project) if len(shown_project) < cap else 0
-    rest = shown_project + (index.visible(roots, now, limit=more) if more else [])
-    for memory in rest:
-        found.setdefault(str(memory.path), memory)
-    return sorted((m for m in found.values() if hard_rules_too or not m.hard_rule), key=_inventory_order)
+def _rule_order(memory: Memory) -> tuple:
+    return (memory.kind.casefold() not in FIRST_KINDS, -memory.newest.timestamp(), memory.title_key, str(memory.path))
 
 
 def inventory_lines(
@@ -141,25 +130,38 @@ def inventory_lines(
     *,
     hard_rules_too: bool = False,
     more_hint: str = "memoryd_recall QUERY finds them",
+    project: str | None = None,
+    exclude_id: str | None = None,
 ) -> tuple[list[str], int, int]:
     """The inventory within `budget` characters: its lines, how many memories they show,
-    and how many there are. A session's block lists hard rules apart (`hard_rules_too`
-    false); `memoryd inspect` lists them here too, marked."""
-    total = index.count_visible(roots, now)
+    and how many there are. Order: this project's lessons and gotchas, its other curated
+    memories, the machine-wide ones alike, then this project's recent sessions. A session's
+    block lists hard rules apart (`hard_rules_too` false); `memoryd inspect` lists them
+    here too, marked. `project` and `exclude_id` scope it as the block is scoped."""
+    total = index.count_visible(roots, now, project)
     if not hard_rules_too:
-        total -= len(_hard_rules(index, roots, now))
+        total -= len(_hard_rules(index, roots, now, project))
+    if exclude_id is not None:
+        total -= sum(1 for m in index.find_by_id(exclude_id) if m.root in roots and not m.hard_rule)
     # The shortest line takes ~40 characters: more than budget/40 can never show.
-    ordered = _inventory_candidates(index, roots, now, budget // 40 + 1, hard_rules_too)
+    ordered = index.inventory_rows(
+        roots, now, budget // 40 + 1, project=project, exclude_id=exclude_id, hard_rules_too=hard_rules_too
+    )
+    lines, shown = _fit_lines([_inventory_line(m) for m in ordered], total, budget, more_hint)
+    return lines, shown, max(0, total)
+
+
+def _fit_lines(candidates: Sequence[str], total: int, budget: int, more_hint: str) -> tuple[list[str], int]:
+    """As many lines as fit `budget` with room for the "N more" line; and how many fitted."""
 
     def more(count: int) -> str:
         return f"… {count} more: {more_hint}"
 
     lines: list[str] = []
     used = 0
-    for number, memory in enumerate(ordered):
-        line = _inventory_line(memory)
+    for number, line in enumerate(candidates):
         rest = total - number - 1
-        reserve = 1 + len(more(rest)) if rest else 0  # room for the "more" line
+        reserve = 1 + len(more(rest)) if rest > 0 else 0  # room for the "more" line
         if used + len(line) + 1 + reserve > budget:
             break
         lines.append(line)
@@ -167,22 +169,16 @@ def inventory_lines(
     shown = len(lines)
     if shown < total:
         lines.append(more(total - shown))
-    return lines, shown, max(0, total)
+    return lines, shown
 
 
-def render_inventory(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budget: int) -> str:
-    """The inventory of a session's block (hard rules are listed above it)."""
-    lines, _, total = inventory_lines(index, roots, now, budget)
-    return "\n".join(lines) if total else "No memories yet."
-
-
-def _bounded(rules: Sequence[Memory]) -> str:
-    """Hard rules, one line each, within RULES_CHARS (a tree with dozens of them is a mistake)."""
+def _bounded(rules: Sequence[Memory], budget: int) -> str:
+    """Hard rules, one line each, within `budget` characters (a tree with dozens of them is a mistake)."""
     lines: list[str] = []
     used = 0
     for number, memory in enumerate(rules):
         line = _rule_line(memory)
-        if used + len(line) + 1 > RULES_CHARS and number < len(rules) - 1:
+        if used + len(line) + 1 > budget and number < len(rules) - 1:
             lines.append(f"… {len(rules) - number} more hard rules: `memoryd list --kind {memory.kind or 'rule'}`")
             break
         lines.append(line)
@@ -190,18 +186,56 @@ def _bounded(rules: Sequence[Memory]) -> str:
     return "\n".join(lines)
 
 
-def _hard_rules(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime) -> list[Memory]:
-    return sorted(index.visible(roots, now, listed_only=True, hard_rules=True), key=_inventory_order)
+def _hard_rules(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None) -> list[Memory]:
+    rules = index.visible(roots, now, listed_only=True, hard_rules=True, project=project)
+    return sorted(rules, key=_rule_order)
 
 
-def render_routing(index: SearchIndex, root: MemoryRoot, now: datetime) -> str:
-    """The project's scenario → file routing (ROOT.md's table), one line per scenario."""
-    rows = sorted(
-        (_neutral(scenario), memory.category + "/" + memory.filename, memory.id)
-        for memory in index.visible([root], now, listed_only=True)
-        for scenario in memory.scenarios
+def routing_rows(index: SearchIndex, root: MemoryRoot, now: datetime) -> tuple[tuple[str, str, str], ...]:
+    """The project's scenario → file routing (ROOT.md's table): (scenario, path, id), sorted."""
+    return tuple(
+        sorted(
+            (_neutral(scenario), memory.category + "/" + memory.filename, memory.id)
+            for memory in index.visible([root], now, listed_only=True)
+            for scenario in memory.scenarios
+        )
     )
-    return "\n".join(f"- {_clip(s, 120)} → {path} (id {mid})" for s, path, mid in rows)
+
+
+def render_routing(rows: Sequence[tuple[str, str, str]], prompt: str, budget: int) -> str:
+    """The routing lines within `budget` characters: scenarios that share a content word
+    with the prompt first, then the rest in order, and how many did not fit."""
+    words = set(relevance.content_terms(prompt)) if prompt else set()
+    from daemon.memory import tokenize
+
+    ordered = sorted(rows, key=lambda r: not words.intersection(tokenize.tokens(r[0]))) if words else list(rows)
+    lines: list[str] = []
+    used = 0
+    for number, (scenario, path, mid) in enumerate(ordered):
+        line = f"- {_clip(scenario, 120)} → {path} (id {mid})"
+        rest = len(ordered) - number - 1
+        reserve = 60 if rest else 0
+        if used + len(line) + 1 + reserve > budget:
+            lines.append(f"… {len(ordered) - number} more scenarios: ROOT.md of the project tree")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+def _preview_line(hit: relevance.Scored, each: int) -> str:
+    """One preview: kind, title, date, id, then the memory's own words (its description
+    first, unless the body starts with it), cut at a sentence or word."""
+    memory = hit.hit.memory
+    title = _neutral(memory.title)
+    head = f"- [{_neutral(memory.kind) or 'note'}] {_clip(title, 100)} ({_day(memory)}, id {memory.id}): "
+    body, description = readable(hit.hit.preview), readable(memory.description)
+    text = body
+    if description and description.casefold() != title.casefold() and not body.casefold().startswith(description.casefold()):
+        text = f"{description} {body}"
+    if text.casefold().startswith(title.casefold()):
+        text = text[len(title) :].lstrip(" .:—-")
+    return head + clip_text(_neutral(text), max(40, each - len(head)))
 
 
 def render_relevant(
@@ -210,59 +244,100 @@ def render_relevant(
     prompt: str,
     now: datetime,
     budgets: Budgets,
-    exclude: frozenset[str] = frozenset(),
-) -> tuple[str, tuple[str, ...]]:
-    """Previews of the memories most relevant to the prompt (BM25 on its rarest words), and
-    their ids; the ids in `exclude` (the asking session's own note) are never shown."""
+    *,
+    project: str | None = None,
+    exclude_id: str | None = None,
+    skip_ids: frozenset[str] = frozenset(),
+) -> tuple[list[str], tuple[str, ...]]:
+    """Preview lines of the memories really about the prompt (none when nothing is), and their ids."""
     if not prompt.strip() or budgets.recall_k < 1:
-        return "", ()
-    hits = index.search_any(prompt[:PROMPT_CHARS], roots, budgets.recall_k + len(exclude), now)
-    hits = [hit for hit in hits if hit.memory.id not in exclude][: budgets.recall_k]
-    each = max(80, budgets.recall_chars // max(1, len(hits)))
-    lines, ids = [], []
-    for hit in hits:
-        memory = hit.memory
-        head = f"- [{_neutral(memory.kind) or 'note'}] {_neutral(memory.title)} ({_day(memory)}, id {memory.id}): "
-        # Headings would read as structure of the block itself: keep their words only.
-        preview = re.sub(r"(?m)^#+\s*", "", hit.preview)
-        lines.append(_clip(head + _neutral(preview), each))
-        ids.append(memory.id)
-    return "\n".join(lines), tuple(ids)
+        return [], ()
+    found = relevance.relevant_hits(
+        index, roots, prompt[:PROMPT_CHARS], now, budgets.recall_k,
+        project=project, exclude_id=exclude_id, skip_ids=skip_ids,
+    )  # fmt: skip
+    each = max(80, budgets.recall_chars // max(1, len(found)))
+    return [_preview_line(hit, each) for hit in found], tuple(h.hit.memory.id for h in found)
 
 
 @dataclass(frozen=True)
 class StablePart:
     """The prompt-free part of a block: the same for every session of a project."""
 
-    text: str
+    head: str  # preamble and hard rules
+    routing: tuple[tuple[str, str, str], ...]
     inventory: str
     generation: str
+    shown_ids: frozenset[str]  # every memory the part names (hard rules and inventory)
+    rule_ids: frozenset[str]
     rules: str = ""  # changes exactly when the hard rules change (a session's block is replaced then)
 
+    @property
+    def text(self) -> str:
+        return self.render("", 10**6)
 
-def build_stable(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, budgets: Budgets = Budgets()) -> StablePart:
+    def render(self, prompt: str, routing_chars: int) -> str:
+        sections = [self.head]
+        routing = render_routing(self.routing, prompt, routing_chars)
+        if routing:
+            sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
+        sections.append("## Memories (inventory)\n" + self.inventory)
+        return "\n\n".join(sections)
+
+
+def _scope_of(roots: Sequence[MemoryRoot]) -> str:
+    """The project a set of roots (project first) serves: its worktree, or "" (machine-wide only)."""
+    return next((project_of_root(r) for r in roots if r.scope == "project"), "")
+
+
+def build_stable(
+    index: SearchIndex,
+    roots: Sequence[MemoryRoot],
+    now: datetime,
+    budgets: Budgets = Budgets(),
+    *,
+    exclude_id: str | None = None,
+) -> StablePart:
     """Preamble, hard rules (project, then global), the project's routing and the inventory."""
+    project = _scope_of(roots)
     sections: list[str] = [PREAMBLE]
+    rule_ids: set[str] = set()
     for scope in ("project", "global"):
         scoped = [r for r in roots if r.scope == scope]
-        rules = _hard_rules(index, scoped, now) if scoped else []
+        rules = _hard_rules(index, scoped, now, project) if scoped else []
+        rule_ids.update(m.id for m in rules)
         if rules:
-            sections.append(f"## Hard rules ({scope})\n" + _bounded(rules))
+            sections.append(f"## Hard rules ({scope})\n" + _bounded(rules, RULES_CHARS))
+    head = "\n\n".join(sections)
     rules_digest = hashlib.sha256("\n\n".join(sections[1:]).encode()).hexdigest()[:16]
-    project = next((r for r in roots if r.scope == "project"), None)
-    routing = render_routing(index, project, now) if project is not None else ""
-    if routing:
-        sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
-    inventory = render_inventory(index, roots, now, budgets.inventory_chars)
-    sections.append("## Memories (inventory)\n" + inventory)
-    text = "\n\n".join(sections)
-    return StablePart(text, inventory, hashlib.sha256(text.encode()).hexdigest()[:16], rules_digest)
+    root = next((r for r in roots if r.scope == "project"), None)
+    routing = routing_rows(index, root, now) if root is not None else ()
+    used = estimate_tokens(head) + estimate_tokens(render_routing(routing, "", budgets.routing_chars))
+    reserve = (budgets.recall_chars // 4 + 10) if budgets.recall_k else 0
+    room = max(0, budgets.block_tokens - used - reserve) * 4  # characters at ~4 per token
+    lines, _, total = inventory_lines(
+        index, roots, now, min(budgets.inventory_chars, room), project=project, exclude_id=exclude_id
+    )
+    inventory = "\n".join(lines) if total else "No memories yet."
+    ids = rule_ids | {line.rsplit("id ", 1)[1][:-1] for line in lines if line.startswith("- [")}
+    digest = hashlib.sha256(f"{head}\n{routing}\n{inventory}".encode()).hexdigest()[:16]
+    return StablePart(head, routing, inventory, digest, frozenset(ids), frozenset(rule_ids), rules_digest)
 
 
-def assemble(stable: StablePart, relevant: str, ids: tuple[str, ...]) -> SessionContext:
-    """The fenced block: the stable part, then the previews for the prompt."""
-    text = stable.text + (f"\n\n## Relevant to the first prompt\n{relevant}" if relevant else "")
-    return SessionContext(_fence(text), stable.inventory, stable.generation, ids)
+def assemble(stable: StablePart, prompt: str, relevant: Sequence[str], ids: tuple[str, ...], budgets: Budgets = Budgets()) -> SessionContext:
+    """The fenced block: the stable part, then the previews that fit the block's budget."""
+    text = stable.render(prompt, budgets.routing_chars)
+    room = budgets.block_tokens - estimate_tokens(text) - estimate_tokens(RELEVANT_HEADING) - 12
+    kept: list[str] = []
+    for line in relevant:
+        cost = estimate_tokens(line) + 1
+        if cost > room:
+            break
+        kept.append(line)
+        room -= cost
+    if kept:
+        text += f"\n\n{RELEVANT_HEADING}\n" + "\n".join(kept)
+    return SessionContext(_fence(text), stable.inventory, stable.generation, ids[: len(kept)])
 
 
 def build_context(
@@ -272,10 +347,14 @@ def build_context(
     *,
     prompt: str = "",
     budgets: Budgets = Budgets(),
+    session: str | None = None,
 ) -> SessionContext:
     """Return the block a session with these roots (project first) is given."""
-    stable = build_stable(index, roots, now, budgets)
-    return assemble(stable, *render_relevant(index, roots, prompt, now, budgets))
+    stable = build_stable(index, roots, now, budgets, exclude_id=session)
+    lines, ids = render_relevant(
+        index, roots, prompt, now, budgets, project=_scope_of(roots), exclude_id=session, skip_ids=stable.rule_ids
+    )
+    return assemble(stable, prompt, lines, ids, budgets)
 
 
 def skipped(directory: Path | None, skip_projects: Sequence[str]) -> bool:
@@ -284,6 +363,32 @@ def skipped(directory: Path | None, skip_projects: Sequence[str]) -> bool:
         return False
     here = project_root_of(directory)
     return any(here == project_root_of(Path(p).expanduser()) for p in skip_projects)
+
+
+def _stable_for(
+    ws: Workspace,
+    roots: Sequence[MemoryRoot],
+    now: datetime,
+    budgets: Budgets,
+    session_id: str | None,
+    cache: MutableMapping[tuple[str, ...], StablePart] | None,
+) -> StablePart:
+    """The prompt-free part for these roots, from the cache when it holds it; rebuilt
+    without the session's own note when that note would be in it."""
+    key = tuple(str(r.path) for r in roots)
+    stable = cache.get(key) if cache is not None else None
+    if stable is None:
+        stable = build_stable(ws.index, roots, now, budgets)
+        if cache is not None:
+            cache[key] = stable
+    if session_id and session_id in stable.shown_ids:
+        own = (*key, session_id)
+        stable = (cache.get(own) if cache is not None else None) or build_stable(
+            ws.index, roots, now, budgets, exclude_id=session_id
+        )
+        if cache is not None:
+            cache[own] = stable
+    return stable
 
 
 def context_payload(
@@ -299,8 +404,7 @@ def context_payload(
     """What `memoryd context --json` prints and the daemon's socket answers (`inject`: config).
 
     `session`: the asking OpenCode session; its own note (whose id is the session's) is
-    never among the previews.
-
+    never in its block, neither previewed nor in the inventory.
     `stable_cache` keeps prompt-free parts per set of roots, for a caller (the daemon)
     that empties it whenever the index changes.
     """
@@ -310,17 +414,21 @@ def context_payload(
     if skipped(directory, inject.skip_projects):
         return {**base, "enabled": False, "reason": "project listed in [inject] skip_projects"}
     roots = [r for r in ws.roots("all") if r.exists()]
-    ws.refresh(roots)
-    budgets = Budgets(inject.inventory_chars, inject.recall_k, inject.recall_chars)
-    key = tuple(str(r.path) for r in roots)
-    stable = stable_cache.get(key) if stable_cache is not None else None
-    if stable is None:
-        stable = build_stable(ws.index, roots, now, budgets)
-        if stable_cache is not None:
-            stable_cache[key] = stable
-    own = frozenset({session}) if session else frozenset()
-    context = assemble(stable, *render_relevant(ws.index, roots, prompt, now, budgets, own))
-    project = next((r for r in roots if r.scope == "project"), None)
+    if ws.project is not None and not any(r.scope == "project" for r in roots):
+        # No project tree: its scope still holds, through the global tree's `project` fields.
+        roots = [*roots, ws.project]
+    ws.refresh([r for r in roots if r.exists()])
+    budgets = Budgets(
+        inject.inventory_chars, inject.recall_k, inject.recall_chars,
+        getattr(inject, "routing_chars", Budgets.routing_chars), getattr(inject, "block_tokens", Budgets.block_tokens),
+    )  # fmt: skip
+    stable = _stable_for(ws, roots, now, budgets, session, stable_cache)
+    lines, ids = render_relevant(
+        ws.index, roots, prompt, now, budgets,
+        project=_scope_of(roots), exclude_id=session, skip_ids=stable.rule_ids,
+    )  # fmt: skip
+    context = assemble(stable, prompt, lines, ids, budgets)
+    project = next((r for r in roots if r.scope == "project" and r.exists()), None)
     return {
         **base,
         "enabled": True,
@@ -331,4 +439,5 @@ def context_payload(
         "project": str(project.path) if project else None,
         "relevant": list(context.relevant_ids),
         "chars": len(context.block),
+        "tokens": estimate_tokens(context.block),
     }

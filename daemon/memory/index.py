@@ -245,6 +245,7 @@ class SearchIndex(IndexQueries):
             memory.mtime,
             memory.content_hash,
             signature,
+            memory.project,
         )
         text = (
             preview_of(body),
@@ -260,7 +261,7 @@ class SearchIndex(IndexQueries):
         doc_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
         text_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
         doc_sql = (
-            f"INSERT INTO doc ({DOC_COLUMNS}) VALUES ({', '.join('?' * 20)}) "
+            f"INSERT INTO doc ({DOC_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
             f"ON CONFLICT(path) DO UPDATE SET {doc_updates} RETURNING rowid"
         )
         # An upsert, never INSERT OR REPLACE: REPLACE's implicit delete fires no trigger

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon.memory import tokenize
 
-SCHEMA_VERSION = 4  # 3: previews skip a session note's provenance line; 4: term table
+SCHEMA_VERSION = 5  # 3: previews skip a session note's provenance line; 4: term table; 5: project column
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,7 +32,8 @@ CREATE TABLE doc (
     sort_ts     REAL NOT NULL,      -- updated, else created, else mtime: "newest first"
     mtime       REAL NOT NULL,
     hash        TEXT NOT NULL,
-    sig         TEXT NOT NULL       -- stat signature when last read; '' while too fresh to trust
+    sig         TEXT NOT NULL,      -- stat signature when last read; '' while too fresh to trust
+    project     TEXT NOT NULL DEFAULT ''  -- canonical worktree the memory belongs to; '' machine-wide
 );
 CREATE INDEX doc_root_title ON doc (root, category, title_key);
 CREATE INDEX doc_id ON doc (id);
@@ -84,10 +85,10 @@ INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}'), ('tokenizer', '{tokenize
 
 DOC_COLUMNS = (
     "path, root, scope, category, id, title, title_key, description, kind, tags, scenarios, "
-    "hard_rule, created, updated, expires, expires_ts, sort_ts, mtime, hash, sig"
+    "hard_rule, created, updated, expires, expires_ts, sort_ts, mtime, hash, sig, project"
 )
 TEXT_COLUMNS = "preview, t_title, t_description, t_tags, t_body"
 SELECT = (
     "d.path, d.root, d.scope, d.category, d.id, d.title, d.description, d.kind, d.tags, "
-    "d.scenarios, d.hard_rule, d.created, d.updated, d.expires, d.mtime, d.hash, d.sort_ts"
+    "d.scenarios, d.hard_rule, d.created, d.updated, d.expires, d.mtime, d.hash, d.sort_ts, d.project"
 )

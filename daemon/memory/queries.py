@@ -21,6 +21,13 @@ from daemon.memory.tree import Memory, Problem, title_key
 
 __all__ = ["Hit", "IndexEntry", "IndexQueries", "SearchResult"]
 
+# The inventory's order: this project's lessons and gotchas, its other curated memories,
+# then the machine-wide ones alike, then this project's sessions, then anything else.
+INVENTORY_GROUP = (
+    "CASE WHEN lower(d.kind) = 'session' THEN (CASE WHEN {ours} THEN 4 ELSE 5 END) "
+    "ELSE (CASE WHEN {ours} THEN 0 ELSE 2 END) + (CASE WHEN lower(d.kind) IN ('lesson', 'gotcha') THEN 0 ELSE 1 END) END"
+)
+
 
 class IndexEntry(NamedTuple):
     """What compiling needs of a memory, read from the index without parsing its file."""
@@ -75,6 +82,7 @@ class IndexQueries(SearchQueries):
             expires=parse_time(row["expires"]),
             content_hash=row["hash"],
             mtime=row["mtime"],
+            project=row["project"],
         )
 
     def _select(self, where: str, params: Sequence[object], order: str = "d.sort_ts DESC, d.path") -> list[Memory]:
@@ -145,12 +153,21 @@ class IndexQueries(SearchQueries):
         return [Problem(Path(p), r, bool(s)) for p, r, s in self._db.execute(sql + " ORDER BY path", params)]
 
     @staticmethod
-    def _visible(roots: Sequence[MemoryRoot], now: datetime, keep_global_hard_rules: bool) -> tuple[str, list[object]]:
-        """SQL filter: in `roots`, not expired, and no global entry a project entry shadows."""
+    def _visible(
+        roots: Sequence[MemoryRoot], now: datetime, keep_global_hard_rules: bool, project: str | None = None
+    ) -> tuple[str, list[object]]:
+        """SQL filter: in `roots`, not expired, and no global entry a project entry shadows.
+
+        `project` (a canonical worktree; "" for none) keeps, of the global tree, only the
+        machine-wide entries and that project's: what a session's block may show.
+        """
         marks = ", ".join("?" * len(roots))
         where = f"d.root IN ({marks}) AND (d.expires_ts IS NULL OR d.expires_ts > ?)"
         params: list[object] = [r.key for r in roots]
         params.append(now.timestamp())
+        if project is not None:
+            where += " AND (d.scope = 'project' OR d.project = '' OR d.project = ?)"
+            params.append(project)
         projects = [r.key for r in roots if r.scope == "project"]
         if projects:
             # Project wins: a global memory with the same category and title as one in
@@ -175,14 +192,16 @@ class IndexQueries(SearchQueries):
         limit: int | None = None,
         listed_only: bool = False,
         hard_rules: bool = False,
+        project: str | None = None,
     ) -> list[Memory]:
         """Return the live memories a caller with these roots sees, newest first.
 
-        `listed_only` keeps those with scenarios or a hard rule, `hard_rules` the hard rules.
+        `listed_only` keeps those with scenarios or a hard rule, `hard_rules` the hard rules;
+        `project` keeps the global tree's machine-wide entries and that project's only.
         """
         if not roots:
             return []
-        where, params = self._visible(roots, now or datetime.now(UTC), keep_global_hard_rules)
+        where, params = self._visible(roots, now or datetime.now(UTC), keep_global_hard_rules, project)
         if kind is not None:
             where += " AND d.kind = ? COLLATE NOCASE"
             params.append(kind)
@@ -195,12 +214,51 @@ class IndexQueries(SearchQueries):
             order += f" LIMIT {max(0, int(limit))}"
         return self._select(where, params, order)
 
-    def count_visible(self, roots: Sequence[MemoryRoot], now: datetime | None = None) -> int:
-        """Return how many live memories a caller with these roots sees."""
+    def count_visible(self, roots: Sequence[MemoryRoot], now: datetime | None = None, project: str | None = None) -> int:
+        """Return how many live memories a caller with these roots sees (`project`: as in `visible`)."""
         if not roots:
             return 0
-        where, params = self._visible(roots, now or datetime.now(UTC), True)
+        where, params = self._visible(roots, now or datetime.now(UTC), True, project)
         return self._db.execute(f"SELECT count(*) FROM doc d WHERE {where}", params).fetchone()[0]
+
+    def inventory_rows(
+        self,
+        roots: Sequence[MemoryRoot],
+        now: datetime,
+        limit: int,
+        *,
+        project: str | None = None,
+        exclude_id: str | None = None,
+        hard_rules_too: bool = False,
+    ) -> list[Memory]:
+        """The first `limit` memories of an inventory, in its order (see `INVENTORY_GROUP`).
+
+        A memory is "this project's" when it is in the project tree, or in the global tree
+        with `project` set to it; `project` None counts the project tree alone.
+        """
+        if not roots or limit < 1:
+            return []
+        where, params = self._visible(roots, now, True, project)
+        if not hard_rules_too:
+            where += " AND d.hard_rule = 0"
+        if exclude_id is not None:
+            where += " AND d.id != ?"
+            params.append(exclude_id)
+        ours = "(d.scope = 'project' OR d.project = ?)" if project else "d.scope = 'project'"
+        order = INVENTORY_GROUP.format(ours=ours) + f", d.sort_ts DESC, d.title_key, d.path LIMIT {int(limit)}"
+        return self._select(where, [*params, *([project] * 2 if project else [])], order)
+
+    def field_tokens(self, paths: Sequence[Path]) -> dict[str, tuple[set[str], ...]]:
+        """Return path → the token sets of its title, description, tags and body."""
+        if not paths:
+            return {}
+        marks = ", ".join("?" * len(paths))
+        rows = self._db.execute(
+            "SELECT d.path, t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d "
+            f"JOIN doc_text t ON t.rowid = d.rowid WHERE d.path IN ({marks})",
+            [str(p) for p in paths],
+        )
+        return {path: tuple(set(stream.split()) for stream in streams) for path, *streams in rows}
 
     def expired(self, root: MemoryRoot, now: datetime) -> list[Memory]:
         """Return the memories of a root whose `expires` has passed."""

@@ -11,6 +11,7 @@ import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -76,6 +77,21 @@ def project_root_of(directory: Path) -> Path:
     """Return the worktree top of `directory` (symlinks resolved), or the directory itself."""
     resolved = Path(directory).expanduser().resolve()
     return _find_worktree(resolved) or resolved
+
+
+@lru_cache(maxsize=4096)
+def canonical_project(directory: str) -> str:
+    """Return the project a `project:` field names: its worktree top, as the project tree
+    is found ("" for none). Cached: every session note of a tree names one of a few."""
+    directory = directory.strip()
+    if not directory or not os.path.isabs(os.path.expanduser(directory)):
+        return ""
+    return str(project_root_of(Path(directory)))
+
+
+def project_of_root(root: MemoryRoot) -> str:
+    """The project a project tree belongs to (its worktree); "" for the global tree."""
+    return str(root.path.parent) if root.scope == "project" else ""
 
 
 def is_in_worktree(directory: Path) -> bool:

@@ -135,22 +135,38 @@ class SearchQueries:
                     postings += docs
         return " OR ".join(parts)
 
-    def search_any(self, text: str, scopes: Sequence[MemoryRoot], limit: int, now: datetime, max_terms: int = 6) -> list[Hit]:
+    def search_any(
+        self,
+        text: str,
+        scopes: Sequence[MemoryRoot],
+        limit: int,
+        now: datetime,
+        max_terms: int = 6,
+        *,
+        project: str | None = None,
+        exclude_id: str | None = None,
+        counts: Mapping[str, int] | None = None,
+    ) -> list[Hit]:
         """Return the best `limit` memories holding any of the rarest words of `text`.
 
         For long free text (a session's first prompt): words that most memories hold say
         nothing about which one is meant and make BM25 rank half the index, so only the
         rarest few that occur at all are searched. No hit counters: the order is stable.
+        `project` filters as `visible` does; `exclude_id` leaves one memory out (a session's
+        own note); `counts` are the terms' document counts when the caller has them.
         """
         terms = tokenize.query_tokens(text)
         if not terms or not scopes or limit < 1:
             return []
-        counts = self.doc_counts(terms)
+        counts = self.doc_counts(terms) if counts is None else counts
         present = [t for t in terms if counts.get(t)]
         if not present:
             return []
         chosen = rarest_within_budget(present, counts)[:max_terms]
-        where, params = self._visible(scopes, now, keep_global_hard_rules=False)  # type: ignore[attr-defined]
+        where, params = self._visible(scopes, now, keep_global_hard_rules=False, project=project)  # type: ignore[attr-defined]
+        if exclude_id is not None:
+            where += " AND d.id != ?"
+            params.append(exclude_id)
         expression = " OR ".join(tokenize.quote(t) for t in chosen)
         return self._ranked(expression, where, params, limit, {})
 

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from daemon.memory.frontmatter import Document, MemoryFileError, parse_time, split_document
-from daemon.memory.roots import HIDDEN_PREFIX, MemoryRoot, Scope, is_memory_name, resolve_in_root
+from daemon.memory.roots import (
+    HIDDEN_PREFIX,
+    MemoryRoot,
+    Scope,
+    canonical_project,
+    is_memory_name,
+    project_of_root,
+    resolve_in_root,
+)
 
 # Bytes of a memory file read at most (settings: memory.max_file_bytes): a 50 MB file
 # must not cost 50 MB, nor its tokens.
@@ -66,6 +74,9 @@ class Memory:
     body: str = ""
     content_hash: str = ""
     mtime: float = 0.0
+    # The project (canonical worktree) this memory belongs to; "" when machine-wide. A
+    # project tree's memories are its project's; a global one's say so in `project:`.
+    project: str = ""
 
     @property
     def filename(self) -> str:
@@ -180,6 +191,7 @@ def memory_from_document(
         body=doc.body.strip(),
         content_hash=data_hash,
         mtime=mtime,
+        project=project_of_root(root) if root.scope == "project" else canonical_project(_text(fields.get("project"))),
     )
     return memory, warnings
 

@@ -58,9 +58,9 @@ GOLDEN = """\
 
 ## Memories (inventory)
 - [lesson] pnpm needs the frozen lockfile (2025-03-01, project, id p-lesson)
-- [gotcha] rsync trailing slash (2024-01-01, global, id g-gotcha)
 - [decision] Index in WAL mode (2025-05-20, project, id p-dec)
 - [note] 部署手順 (2025-04-01, project, id p-cjk)
+- [gotcha] rsync trailing slash (2024-01-01, global, id g-gotcha)
 - [fact] Editor is helix (2025-05-01, global, id g-fact)
 </memoryd-context>"""
 
@@ -148,7 +148,7 @@ def test_another_projects_memories_never_appear(
 
 
 def test_payload_respects_enabled_and_skip_projects(ws: Workspace, trees: list[MemoryRoot], worktree: Path) -> None:
-    on = context_payload(ws, inject(), worktree, "deploy", NOW)
+    on = context_payload(ws, inject(), worktree, "pnpm deploy lockfile", NOW)
     assert on["enabled"] and on["block"].startswith("<memoryd-context>") and on["chars"] == len(on["block"])
     assert on["project"] == str(worktree / ".memory") and on["relevant"]
     assert "Before this conversation is summarised" in on["compaction"] and "p-lesson" in on["compaction"]

@@ -1,0 +1,180 @@
+"""Relevance benchmark: is "Relevant to the first prompt" worth its tokens?
+
+    python bench/bench_relevance.py [--sizes 1000,10000] [--verbose]
+
+On a labelled set (bench/relevance_set.py: how it was built is in its docstring; in
+short, six projects in four languages plus machine-wide memories, 48 prompts written by
+hand with the memories that should be shown, prompts about another project's topic,
+prompts about nothing stored, filler up to 1k and 10k memories), every prompt's block is
+built exactly as a session in that project gets it, from real trees and a real index
+(the global tree shared by all projects, two projects with a tree of their own). Measured:
+
+- precision and recall of the "Relevant" previews (micro-averaged; a preview of a filler
+  memory or of any memory not listed counts as wrong);
+- prompts about nothing stored (or another project's topic) that still got a section;
+- cross-project items: memories of another project anywhere in a block (inventory or
+  previews): must be 0;
+- the block's size in tokens (estimated as the block's budget counts them), median and max;
+- the time to build a block (in-process; the socket's p95 is bench_inject.py's).
+
+Targets (issue 21): precision >= 0.8, recall >= 0.95, cross-project 0, block ~800 tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.relevance_set import GENERIC, GENERIC_CJK, MEMORIES, PROMPTS, SYLLABLES  # noqa: E402
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+OWN_TREES = ("shop", "datapipe")  # projects with a `.memory/` of their own
+PROJECTS = ("shop", "datapipe", "billing", "infra", "jpapi", "mobile")
+CATEGORY = {"session": "sessions"}
+
+
+def _write(path: Path, fields: dict[str, object], body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
+    path.write_text(f"---\n{front}\n---\n\n{body}\n", encoding="utf-8")
+
+
+class World:
+    """Worktrees, trees and the owner of every memory id."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.worktrees = {p: base / "src" / p for p in PROJECTS}
+        for tree in self.worktrees.values():
+            (tree / ".git").mkdir(parents=True)
+        for name in OWN_TREES:
+            (self.worktrees[name] / ".memory").mkdir()
+        self.global_root = base / "config" / "opencode" / "memory"
+        self.owner: dict[str, str] = {}
+
+    def put(self, mid: str, project: str, kind: str, title: str, body: str, day: int) -> None:
+        self.owner[mid] = project
+        fields: dict[str, object] = {"id": mid, "title": title, "kind": kind, "updated": f"2026-0{1 + day % 5}-{1 + day % 27:02d}"}
+        if kind == "session":
+            fields["session_id"] = mid
+        if project in OWN_TREES:
+            root = self.worktrees[project] / ".memory"
+        else:
+            root = self.global_root
+            if project:
+                fields["project"] = str(self.worktrees[project] / ("web" if project == "shop" else ""))
+        _write(root / CATEGORY.get(kind, kind) / f"{mid}.md", fields, body)
+
+
+def _nonce(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def filler(world: World, count: int, seed: int = 5) -> None:
+    """Memories about nothing in particular: made-up words, a few generic ones, some CJK."""
+    rng = random.Random(seed)
+    owners = [*PROJECTS, ""]
+    kinds = ["session"] * 7 + ["lesson", "gotcha", "decision", "fact"]
+    for n in range(count):
+        words = lambda k: " ".join(rng.choice(GENERIC) if rng.random() < 0.2 else _nonce(rng) for _ in range(k))  # noqa: E731
+        title = words(rng.randint(3, 6)).capitalize()
+        body = " ".join(words(rng.randint(6, 12)).capitalize() + "." for _ in range(rng.randint(2, 6)))
+        if rng.random() < 0.15:
+            body += " " + "".join(rng.choice(GENERIC_CJK) for _ in range(3)) + "。"
+        world.put(f"f{n:06d}", rng.choice(owners), rng.choice(kinds), title, body, n)
+
+
+@dataclass
+class Tally:
+    shown: int = 0
+    right: int = 0
+    wanted: int = 0
+    found: int = 0
+    empty_prompts: int = 0
+    empty_with_section: int = 0
+    cross: int = 0
+    tokens: list[int] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+
+def run(size: int, verbose: bool) -> Tally:
+    from daemon.memory.context import build_context, estimate_tokens
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.roots import MemoryRoot
+
+    base = Path(tempfile.mkdtemp(prefix="mdr-")).resolve()
+    try:
+        world = World(base)
+        for number, (mid, project, kind, title, body) in enumerate(MEMORIES):
+            world.put(mid, project, kind, title, body, number)
+        filler(world, max(0, size - len(MEMORIES)))
+        tally = Tally()
+        with SearchIndex(base / "state" / "index.db") as index:
+            global_root = MemoryRoot(world.global_root, "global")
+            trees = {p: MemoryRoot(world.worktrees[p] / ".memory", "project") for p in PROJECTS}
+            for root in [global_root, *(trees[p] for p in OWN_TREES)]:
+                index.sync_root(root)
+            for project, prompt, should in PROMPTS:
+                roots = [trees[project], global_root]
+                started = time.perf_counter()
+                context = build_context(index, roots, NOW, prompt=prompt)
+                tally.seconds.append(time.perf_counter() - started)
+                tally.tokens.append(estimate_tokens(context.block))
+                _score(tally, world, project, prompt, should, context, verbose)
+        return tally
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _score(tally: Tally, world: World, project: str, prompt: str, should: list[str], context, verbose: bool) -> None:
+    shown = list(context.relevant_ids)
+    right = [m for m in shown if m in should]
+    tally.shown += len(shown)
+    tally.right += len(right)
+    tally.wanted += len(should)
+    tally.found += len(set(right))
+    if not should:
+        tally.empty_prompts += 1
+        tally.empty_with_section += bool(shown)
+    named = set(re.findall(r"id ([\w-]+)\)", context.block))
+    tally.cross += sum(1 for mid in named if world.owner.get(mid, "") not in ("", project))
+    if verbose and (set(shown) != set(should)):
+        tally.misses.append(f"  [{project}] {prompt!r}: shown {shown}, should {should}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated numbers of memories")
+    parser.add_argument("--verbose", action="store_true", help="list every prompt whose previews are not exactly right")
+    args = parser.parse_args()
+    print(f"labelled set: {len(MEMORIES)} memories, {len(PROMPTS)} prompts "
+          f"({sum(1 for p in PROMPTS if not p[2])} with nothing to show)")  # fmt: skip
+    for size in (int(s) for s in args.sizes.split(",")):
+        t = run(size, args.verbose)
+        precision = t.right / t.shown if t.shown else 1.0
+        recall = t.found / t.wanted if t.wanted else 1.0
+        print(f"\n{size} memories")
+        print(f"  precision {precision:.3f} ({t.right}/{t.shown} previews right)   recall {recall:.3f} ({t.found}/{t.wanted})")
+        print(f"  prompts with nothing to show that got a section: {t.empty_with_section}/{t.empty_prompts}")
+        print(f"  cross-project items in blocks: {t.cross}")
+        print(f"  block tokens: median {statistics.median(t.tokens):.0f}, max {max(t.tokens)}")
+        print(f"  build: median {statistics.median(t.seconds) * 1000:.2f} ms, max {max(t.seconds) * 1000:.2f} ms")
+        for line in t.misses:
+            print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Shortening text for people: at a sentence or word boundary, never inside a word.
+
+Pure functions. Used for extracted memories' descriptions and the context block's
+previews, which show a memory's own words, without link lists or redaction markers.
+"""
+
+from __future__ import annotations
+
+import re
+
+ELLIPSIS = "…"
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
+_SOURCES = re.compile(r"(?ms)^(?:Sources?|Links?|See also):\s*$.*")
+_LINK_LINE = re.compile(r"(?m)^\s*[-*]\s*(?:session `[^`]*`:?\s*)?\[[^\]]*\]\([^)]*\)\s*$")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_REDACTED = re.compile(r"\s*\[REDACTED[^\]]*\]")
+_HEADING = re.compile(r"(?m)^\s*#.*$")  # a note's section names are not its content
+_QUOTE = re.compile(r"(?m)^\s*>+\s*")
+
+
+def clip_text(text: str, limit: int) -> str:
+    """Return `text` (one line) within `limit` characters, cut where a reader expects it.
+
+    Whole sentences when at least one fits in the latter half of the budget; else whole
+    words (CJK text, which has no spaces, may cut between characters); "…" marks a cut.
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    if limit < 2:
+        return ELLIPSIS[:limit]
+    ends = [m.end() for m in _SENTENCE_END.finditer(text[:limit])]
+    if ends and ends[-1] >= limit // 2:
+        return text[: ends[-1]]
+    room = text[: limit - 1]
+    space = room.rfind(" ")
+    # A space far back means a long unbroken run (CJK text, an identifier): cut inside it.
+    if space >= limit // 3:
+        return room[:space].rstrip(" ,;:—-") + ELLIPSIS
+    return room.rstrip() + ELLIPSIS
+
+
+def readable(text: str) -> str:
+    """A memory's own words: no "Sources:" list, link lines, link targets, headings or redaction markers."""
+    text = _SOURCES.sub("", text)
+    text = _LINK_LINE.sub("", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REDACTED.sub("", text)
+    text = _QUOTE.sub("", _HEADING.sub("", text))
+    return " ".join(text.split())

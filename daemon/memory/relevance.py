@@ -1,0 +1,219 @@
+"""Which memories are really about a session's first prompt: stop words, a score floor.
+
+A preview costs every step of a session its tokens, so one is shown only when the memory
+shares the prompt's *content* words, not its filler. The steps:
+
+1. The prompt's tokens minus stop words (English, Chinese, Japanese, Korean from the
+   `stop-words` package, plus a few words of chat about memory itself): filler never
+   decides. A CJK bigram is filler when it is a stop word, when both its characters are
+   one-character stop words (的是, 我们), or when it is all hiragana (grammar: します).
+2. Candidates from the index (BM25 on the rarest content words), then a score of our own:
+   each content word the memory holds (as it is, or in a plain English inflection) counts
+   its IDF, fully in the title, description or tags, half in the body only.
+3. The floor: a memory must hold two of the content words, or one in its title,
+   description or tags; it must cover a share of the prompt's content (its words' IDF; words
+   no memory holds count too, so a prompt about something else covers little) and score
+   near the best one. Curated kinds (rule, lesson, gotcha, decision, fact) get a lift, so
+   they beat a session note that merely quotes the same words: one within half of the
+   best score goes before every session note.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from daemon.memory import tokenize
+from daemon.memory.index import SearchIndex
+from daemon.memory.queries import Hit
+from daemon.memory.roots import MemoryRoot
+
+CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
+CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
+MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
+NEAR_BEST = 0.45  # and this share of the best memory's score
+CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
+BODY_ONLY = 0.5  # a word found only in the body counts half
+CANDIDATES = 12  # rows taken from the index before scoring
+MAX_TERMS = 10  # the rarest this many words (and word forms) find the candidates
+
+STOP_LANGUAGES = ("en", "zh", "ja", "ko")
+# Words of chat about memory and sessions that the lists lack.
+EXTRA_STOP = frozenset(
+    "hey hi hello thanks please remind remember recall recalled earlier again still check checking "
+    "figure figured wondering basically yeah gonna wanna talking talk tell telling session sessions "
+    "memory memories question questions thing things stuff".split()
+    + ["一下", "请问", "帮我", "如何", "什么", "为什么", "怎么", "怎样", "问题", "之前", "上次", "现在", "应该"]
+    + ["教えて", "ください", "どうして", "なぜ", "どう", "方法", "前回", "以前", "について"]
+    + ["어떻게", "왜", "뭐", "무엇", "해주세요", "알려", "주세요", "이전", "지난번", "관련"]
+)
+# Words the English list holds that name things in software: they may decide.
+KEEP = frozenset(
+    "test tests build run state states system systems order open close page pages value values group "
+    "groups member members home number numbers name names line lines point points area areas case cases "
+    "side new old world face".split()
+)
+_HIRAGANA = re.compile("[\u3040-\u309f]")
+_COMPOUND = re.compile(r"\w[._/-]+\w")
+# Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
+# or is grammar (我们); the characters of content words are other ones.
+_ZH_PARTICLES = frozenset("的了着吗呢吧啊呀是把被这那们么我你他她它与及或但就都也还又很太到得地")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+
+
+@lru_cache(maxsize=1)
+def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
+    """Return (stop tokens, one-character CJK stop words), built once from the lists."""
+    from stop_words import get_stop_words
+
+    words = {w for lang in STOP_LANGUAGES for w in get_stop_words(lang)} | EXTRA_STOP
+    singles = frozenset(w for w in words if len(w) == 1 and _CJK.match(w))
+    tokens: set[str] = set()
+    for word in words:
+        if word in KEEP:
+            continue
+        found = tokenize.tokens(word)
+        # A longer CJK stop word of the lists gives no bigrams (関係 in 관계가 있다 is a
+        # word of its own); our own few do.
+        if len(found) == 1 or not _CJK.search(word) or word in EXTRA_STOP:
+            tokens.update(t for t in found if t not in KEEP)
+    if len(tokens) < 500:  # the lists ship with the package: their absence is a broken install
+        raise RuntimeError("the stop-words package gave almost no stop words: reinstall memoryd")
+    return frozenset(tokens), singles
+
+
+def is_stop(token: str) -> bool:
+    """True when a token is filler that must never decide what a prompt is about."""
+    stops, singles = stop_tokens()
+    if token in stops:
+        return True
+    if len(token) == 2 and _CJK.match(token):
+        # Japanese content words are kanji and katakana; hiragana is grammar or okurigana.
+        if _HIRAGANA.search(token) or token[0] in _ZH_PARTICLES or token[1] in _ZH_PARTICLES:
+            return True
+        return token[0] in singles and token[1] in singles
+    return len(token) == 1 and (token in singles or not token.isalnum() or token.isascii())
+
+
+def content_terms(prompt: str) -> list[str]:
+    """The prompt's distinct tokens that may decide relevance, in order."""
+    return [t for t in tokenize.query_tokens(prompt) if not is_stop(t) and not t.isdigit()]
+
+
+def word_forms(term: str) -> tuple[str, ...]:
+    """The term and its plain English inflections (invoices → invoice, timed → time), so
+    that a paraphrase finds the memory; other words stay as they are."""
+    if not (term.isascii() and term.isalpha() and len(term) >= 4):
+        return (term,)
+    forms = dict.fromkeys((term,) if term.endswith("s") else (term, term + "s"))
+    for suffix, *replacements in (("ies", "y"), ("es", "", "e"), ("s", ""), ("ed", "", "e"), ("ing", "", "e")):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            stem = term[: -len(suffix)]
+            forms.update(dict.fromkeys(stem + r for r in replacements))
+            break
+    return tuple(forms)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate with its relevance: its own score and the share of the prompt it covers."""
+
+    hit: Hit
+    score: float
+    coverage: float
+
+    @property
+    def curated(self) -> bool:
+        return self.hit.memory.kind.casefold() in CURATED_KINDS
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def score_candidates(hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int]) -> list[Scored]:
+    """Score each hit by the prompt's content words it holds (pure: index data given)."""
+    forms = {t: word_forms(t) for t in terms}
+    held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
+    # A word no memory holds weighs as the rarest one held: it says the prompt may be
+    # about something else. Not counted when absent: a CJK bigram (mostly two words'
+    # seam, 部署到 → 署到) and a compound whose parts are terms too (err_pnpm_no_lockfile).
+    weight = {t: _idf(total, held[t] or 1) for t in terms}
+    whole = sum(w for t, w in weight.items() if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))) or 1.0
+    scored = []
+    for hit in hits:
+        streams = fields.get(str(hit.memory.path))
+        if streams is None:
+            continue
+        head = streams[0] | streams[1] | streams[2]
+        score = covered = 0.0
+        matched = in_head = 0
+        for term in terms:
+            if any(f in head for f in forms[term]):
+                score += weight[term]
+                in_head += 1
+            elif any(f in streams[3] for f in forms[term]):
+                score += BODY_ONLY * weight[term]
+            else:
+                continue
+            covered += weight[term]
+            matched += 1
+        # One word in passing ("write" in a body) is no evidence; two words, or one in
+        # the title, description or tags, are.
+        if matched >= 2 or in_head:
+            lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
+            scored.append(Scored(hit, score * lift, covered / whole))
+    return scored
+
+
+def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
+    """The candidates over the floor, best first (ties: newest, then path), at most `k`."""
+    passing = [s for s in scored if s.coverage >= MIN_COVERAGE]
+    if not passing:
+        return []
+    best = max(s.score for s in passing)
+    kept = [s for s in passing if s.score >= NEAR_BEST * best]
+    # A session note that quotes the prompt scores high on its words alone; the curated
+    # memory that answered it goes first while its score is of the same order.
+    kept.sort(
+        key=lambda s: (
+            not (s.curated and s.score >= CURATED_NEAR * best),
+            -round(s.score, 6),
+            -s.hit.memory.newest.timestamp(),
+            str(s.hit.memory.path),
+        )
+    )
+    return kept[:k]
+
+
+def relevant_hits(
+    index: SearchIndex,
+    roots: Sequence[MemoryRoot],
+    prompt: str,
+    now: datetime,
+    k: int,
+    *,
+    project: str | None = None,
+    exclude_id: str | None = None,
+    skip_ids: frozenset[str] = frozenset(),
+) -> list[Scored]:
+    """The memories really about `prompt`, best first, at most `k` (none when nothing passes)."""
+    terms = content_terms(prompt)
+    if not terms or k < 1 or not roots:
+        return []
+    forms = list(dict.fromkeys(f for t in terms for f in word_forms(t)))
+    df = index.doc_counts(forms)
+    if not df:
+        return []  # no memory holds any of its words
+    found = index.search_any(
+        " ".join(forms), roots, CANDIDATES, now, MAX_TERMS, project=project, exclude_id=exclude_id, counts=df
+    )
+    hits = [h for h in found if not h.memory.hard_rule and h.memory.id not in skip_ids]
+    if not hits:
+        return []
+    fields = index.field_tokens([h.memory.path for h in hits])
+    return above_floor(score_candidates(hits, terms, fields, index.count(), df), k)
