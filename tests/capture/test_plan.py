@@ -64,3 +64,13 @@ def test_holds_grow_with_each_stop_in_a_row_and_honour_the_servers_pause():
     assert asked.until_ms == NOW + 3_600_000 and asked.count == 1
     budget = plan.next_hold("budget", "spent", NOW, None, tomorrow_ms=NOW + 5)
     assert budget.until_ms == NOW + 5
+
+
+def test_a_turn_the_source_says_ended_is_quiet_at_once():
+    """OpenCode 2's idle row: no settle wait, with or without the plugin's notice."""
+    from dataclasses import replace
+
+    recent = replace(INFO, time_updated=NOW - 1_000)
+    assert plan.plan_session(recent, None, NOW, 30_000, DAEMON, Identity(), None) is Action.SETTLING
+    ended = replace(recent, ended=True)
+    assert plan.plan_session(ended, None, NOW, 30_000, DAEMON, Identity(), None) is Action.BUILD
