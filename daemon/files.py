@@ -12,6 +12,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from daemon.diskfull import raise_if_disk_full
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 TEMP_PREFIX = ".memoryd-tmp-"
@@ -108,9 +110,11 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
                 os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
-        # Not swallowed: the temp file is removed and the error goes on.
+    except BaseException as exc:
+        # Not swallowed: the temp file is removed and the error goes on (a full disk
+        # as DiskFull, naming the file).
         Path(tmp).unlink(missing_ok=True)
+        raise_if_disk_full(exc, path)
         raise
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir, private_file
 from daemon.sqlscript import split_sql
 
@@ -203,6 +204,7 @@ class StateDB:
             self._check_schema()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
+            raise_if_disk_full(exc, path)  # a full disk is no reason to move the file aside
             raise StateUnusable(f"{path}: not a memoryd state database ({exc})") from exc
         except StateUnusable:
             self.conn.close()
@@ -232,10 +234,17 @@ class StateDB:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
-            except BaseException:
+            except BaseException as exc:
                 self.conn.execute("ROLLBACK")
+                raise_if_disk_full(exc, self.path)
                 raise
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if self.conn.in_transaction:  # a failed COMMIT (SQLITE_FULL) leaves it open
+                    self.conn.execute("ROLLBACK")
+                raise_if_disk_full(exc, self.path)
+                raise
 
     def close(self) -> None:
         self.conn.close()

@@ -17,6 +17,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
     """Return the status as plain data (printed as text or as --json); `here` is the
     caller's folder, whose project tree is shown even before a session there was captured."""
     from daemon.service.lock import read_lock
+    from daemon.diskfull import DiskFull
     from daemon.state import StateDB, StateUnusable
 
     settings, paths = config.settings, config.paths
@@ -48,6 +49,9 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         state = StateDB(paths.state_db)
     except StateUnusable as exc:
         out["state"] = {"unusable": f"{exc}; the daemon (or `memoryd distill`) moves it aside and starts afresh"}
+        return out
+    except DiskFull as exc:
+        out["state"] = {"unusable": str(exc), "disk_full": True}
         return out
     try:
         out["state"] = _state(settings, state, newest, now)

@@ -87,6 +87,7 @@ def _run_pass(app: AppContext, options, show: bool):
 
     from daemon.capture.pipeline import close_capture, open_capture
     from daemon.config import ConfigError
+    from daemon.diskfull import find_disk_full
     from daemon.opencode.reader import SourceError, unreadable
 
     try:
@@ -100,6 +101,9 @@ def _run_pass(app: AppContext, options, show: bool):
     except LookupError as exc:
         fail(str(exc).strip("'\""), EXIT_USAGE)
     except sqlite3.DatabaseError as exc:  # damaged past what opening it could tell
+        full = find_disk_full(exc, app.paths.state_dir)
+        if full is not None:  # memoryd's own files, not OpenCode's database
+            fail(str(full), EXIT_FAILED)
         fail(str(unreadable(app.paths.opencode_db, exc)), EXIT_USAGE)
     finally:
         close_capture(capture)

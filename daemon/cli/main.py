@@ -111,4 +111,18 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
 
 
 def main() -> None:
-    cli(prog_name="memoryd")
+    try:
+        cli(prog_name="memoryd")
+    except Exception as exc:
+        # A full disk can surface anywhere memoryd writes: one line that says so and
+        # names the file, whatever the command, never a traceback.
+        import os
+
+        from daemon.diskfull import find_disk_full
+        from daemon.paths import state_dir_of
+
+        full = find_disk_full(exc, state_dir_of(os.environ))
+        if full is None:
+            raise
+        click.echo(f"memoryd: {full}", err=True)
+        raise SystemExit(1) from None

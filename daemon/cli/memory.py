@@ -45,6 +45,7 @@ _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON 
 @contextmanager
 def memory_errors() -> Iterator[None]:
     """Turn the memory commands' errors into a message and an exit code (also for compile/sweep/reindex)."""
+    from daemon.diskfull import DiskFull, is_disk_full
     from daemon.memory.index import SearchIndexError
     from daemon.memory.workspace import InvalidInput, MemoryNotFound, SecretRefused
 
@@ -58,7 +59,11 @@ def memory_errors() -> Iterator[None]:
         fail(str(exc), EXIT_FAILED)
     except SearchIndexError as exc:
         fail(str(exc), EXIT_FAILED)
+    except DiskFull as exc:
+        fail(str(exc), EXIT_FAILED)
     except sqlite3.OperationalError as exc:
+        if is_disk_full(exc):
+            raise  # main() names the full disk
         fail(f"the search index is busy or damaged ({exc}); try again, or run `memoryd reindex`", EXIT_FAILED)
     except OSError as exc:
         fail(f"{exc.filename or 'a memory tree'}: {exc.strerror or exc}", EXIT_FAILED)

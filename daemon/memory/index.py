@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir
 from daemon.memory import tokenize
 from daemon.memory.frontmatter import MemoryFileError
@@ -120,6 +121,7 @@ class SearchIndex(IndexQueries):
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
+            raise_if_disk_full(exc, self.db_path)  # not unusable: full; deleting it would not help
             raise SearchIndexError(
                 f"search index {self.db_path} is unusable ({exc}); delete it and run `memoryd reindex`"
             ) from exc
@@ -142,10 +144,17 @@ class SearchIndex(IndexQueries):
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
-        except BaseException:
+        except BaseException as exc:
             self._db.execute("ROLLBACK")
+            raise_if_disk_full(exc, self.db_path)
             raise
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if self._db.in_transaction:  # a failed COMMIT (SQLITE_FULL) leaves it open
+                self._db.execute("ROLLBACK")
+            raise_if_disk_full(exc, self.db_path)
+            raise
 
     def _format(self) -> tuple[str | None, str | None] | None:
         """Return the (schema, tokenizer) versions the file holds; None for an empty file."""

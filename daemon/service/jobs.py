@@ -124,6 +124,7 @@ class Jobs:
         import sqlite3
 
         from daemon.capture.pipeline import PassOptions
+        from daemon.diskfull import raise_if_disk_full
         from daemon.opencode.reader import unreadable
 
         capture = self._open_capture()
@@ -136,6 +137,7 @@ class Jobs:
             report = capture.run_pass(PassOptions(full_scan=full or self._full_next, patient=True, idle=idle))
         except sqlite3.DatabaseError as exc:  # the source broke under us (truncated, replaced by garbage)
             self._close_capture()
+            raise_if_disk_full(exc, self.paths.state_dir)  # or memoryd's own files are full
             self._source_failed(str(unreadable(self.paths.opencode_db, exc)))
             return None
         except Exception:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir
 
 # `memoryd status` briefly holds a shared lock to test it; a starting daemon retries
@@ -134,8 +135,13 @@ class InstanceLock:
                 os.close(fd)
                 raise
         record = json.dumps({"pid": self._pid, "started": self._now().isoformat()}) + "\n"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, record.encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, record.encode(), 0)
+        except OSError as exc:
+            os.close(fd)
+            raise_if_disk_full(exc, self.path)
+            raise
         self._fd = fd
 
     def release(self) -> None:

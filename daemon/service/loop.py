@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import Config, ConfigError, Paths, Settings, load_settings
+from daemon.diskfull import DiskFull
 from daemon.logs import get_logger
 from daemon.service.events import DatabaseEvents, TreeEvents
 from daemon.service.queue import WorkQueue
@@ -289,6 +290,8 @@ class Daemon:
             self._do(kind, jobs, queue)
         except StateFenced:
             return  # stopping: the job was cut short, nothing more is written
+        except DiskFull as exc:  # named, without a traceback; the next pass tries again
+            self.log.error("daemon.disk_full", kind=kind, path=str(exc.path), error=str(exc))
         except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
