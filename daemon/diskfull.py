@@ -20,11 +20,18 @@ _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 NEARLY_FULL_BYTES = 256 * 1024
 
 
-class DiskFull(OSError):
-    """No space left where memoryd writes: `path` names the file it could not write."""
+class DiskFull(Exception):
+    """No space left where memoryd writes: `path` names the file it could not write.
+
+    Not an OSError on purpose: the handlers that let one session fail on an unwritable
+    folder must not catch it, because on a full disk every session would fail alike
+    (and be charged an attempt). It ends the pass, or the command, and says why.
+    """
+
+    errno = errno.ENOSPC
 
     def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
-        super().__init__(errno.ENOSPC, detail, str(path))
+        super().__init__(str(path), detail)
         self.path = Path(path)
         self.detail = detail
 
