@@ -10,6 +10,11 @@ Tool names are the plain verbs (`recall`, `remember`, `forget`, `inspect`) and
 Code `mcp__memoryd__recall`), none of these verbs is a host's own tool, and `list` is
 (OpenCode's directory listing), so that one says what it lists.
 
+Under OpenCode 2 the tools are reached through its `execute` code tool
+(`await tools.memoryd.recall({query})`): the names are plain JavaScript identifiers and the
+instructions say so. A call that names its OpenCode session (`_meta["ai.opencode/sessionID"]`)
+is scoped by that session's folder when it lies in another worktree than the server's.
+
 The memory commands share one SQLite connection (the search index), which must stay on
 the thread that opened it: every call runs on one dedicated worker thread, one at a
 time, while the event loop keeps serving the protocol. Nothing here writes to stdout,
@@ -27,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from daemon import __version__
@@ -126,19 +132,46 @@ class MemoryService:
         self.project_dir = project_dir
         self.explicit_project = explicit_project
         self._ws: Workspace | None = None
+        self._elsewhere: dict[Path, Workspace] = {}  # other worktrees' sessions, sharing the index
+        self._session_dirs: dict[str, Path | None] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-mcp")
 
     # -- running ---------------------------------------------------------------------
 
-    def workspace(self) -> Workspace:
+    def workspace(self, session: str | None = None) -> Workspace:
+        """The caller's workspace: the server's project, or the calling session's worktree
+        when OpenCode named a session that runs in another one."""
         if self._ws is None:
             self._ws = open_workspace(self.config, self.project_dir, explicit_project=self.explicit_project)
-        return self._ws
+        elsewhere = self._session_worktree(session) if session and not self.explicit_project else None
+        if elsewhere is None:
+            return self._ws
+        if elsewhere not in self._elsewhere:
+            self._elsewhere[elsewhere] = open_workspace(self.config, elsewhere, index=self._ws.index)
+        return self._elsewhere[elsewhere]
 
-    def call(self, operation: Callable[..., T], *args: Any) -> T:
+    def _session_worktree(self, session: str) -> Path | None:
+        """The session's worktree when it is not the server's own (looked up once per session)."""
+        if session not in self._session_dirs:
+            from daemon.opencode.sessions import session_directory
+
+            try:
+                directory = session_directory(self.config.paths.opencode_db, session)
+            except sqlite3.Error as exc:
+                log.warning("mcp.session_lookup_failed", extra={"session": session, "error": str(exc)})
+                directory = None
+            self._session_dirs[session] = directory
+        directory = self._session_dirs[session]
+        if directory is None or not is_in_worktree(directory):
+            return None
+        worktree = project_root_of(directory)
+        own = project_root_of(self.project_dir) if self.project_dir is not None else None
+        return None if worktree == own else worktree
+
+    def call(self, operation: Callable[..., T], *args: Any, session: str | None = None) -> T:
         """Run `operation(workspace, *args)`, turning anticipated failures into ToolFailure."""
         try:
-            return operation(self.workspace(), *args)
+            return operation(self.workspace(session), *args)
         except (MemoryCommandError, SearchIndexError) as exc:
             raise ToolFailure(str(exc)) from exc
         except sqlite3.OperationalError as exc:
@@ -151,17 +184,18 @@ class MemoryService:
             reason = exc.strerror or exc
             raise ToolFailure(f"cannot access{where}: {reason}. Tell the user: retrying will not help.") from exc
 
-    async def run(self, operation: Callable[..., T], *args: Any) -> T:
+    async def run(self, operation: Callable[..., T], *args: Any, session: str | None = None) -> T:
         """Run an operation on the worker thread without blocking the event loop."""
-        return await asyncio.wrap_future(self._executor.submit(self.call, operation, *args))
+        return await asyncio.wrap_future(self._executor.submit(self.call, operation, *args, session=session))
 
     def close(self) -> None:
         """Close the index (on its own thread) and stop the worker thread."""
 
         def close_index() -> None:
             if self._ws is not None:
-                self._ws.index.close()
+                self._ws.index.close()  # the other workspaces share it
                 self._ws = None
+                self._elsewhere.clear()
 
         try:
             self._executor.submit(close_index).result()
@@ -284,7 +318,11 @@ def instructions(service: MemoryService) -> str:
         '- scope="global" only for facts true for every project on this machine.\n'
         "- Never save credentials (keys, tokens, passwords): they are refused. Say where the secret "
         "lives instead (e.g. 'the key is in $OPENAI_API_KEY').\n"
-        "- recall shows previews; inspect(id) shows a whole memory."
+        "- recall shows previews; inspect(id) shows a whole memory.\n"
+        "- In OpenCode 2 these tools are reached only through its `execute` tool, as JavaScript: "
+        '`return await tools.memoryd.recall({query: "deploy lockfile"})`, '
+        '`await tools.memoryd.remember({kind: "lesson", title: "…", body: "…"})`; '
+        "elsewhere they are plain tools (OpenCode 1: memoryd_recall, memoryd_remember …)."
     )
 
 
@@ -308,6 +346,17 @@ def build_server(service: MemoryService) -> MCPServer:
 
 
 Run = Callable[..., Awaitable[str]]
+SESSION_META = "ai.opencode/sessionID"  # OpenCode 2 names the calling session in every tools/call
+
+
+def calling_session(ctx: Context | None) -> str | None:
+    """The OpenCode session a tool call comes from, when the host says (`_meta`)."""
+    try:
+        meta = ctx.request_context.meta if ctx is not None else None
+    except ValueError:  # no request in progress (a direct call)
+        return None
+    session = (meta or {}).get(SESSION_META)
+    return session if isinstance(session, str) and 0 < len(session) <= 200 else None
 
 
 def _runner(service: MemoryService) -> Run:
@@ -315,9 +364,9 @@ def _runner(service: MemoryService) -> Run:
     anticipated failures turned into the tool errors the model reads."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    async def run(operation: Callable[..., str], *args: Any) -> str:
+    async def run(operation: Callable[..., str], *args: Any, ctx: Context | None = None) -> str:
         try:
-            return await service.run(operation, *args)
+            return await service.run(operation, *args, session=calling_session(ctx))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from exc
 
@@ -350,8 +399,9 @@ def _add_recall_tool(server: MCPServer, run: Run) -> None:
         query: Annotated[str, Field(description="A few words or identifiers to look for, e.g. 'postgres migration'.")],
         limit: Annotated[int, Field(description="How many results (1-50).")] = DEFAULT_RECALL,
         scope: Scope = "all",
+        ctx: Context | None = None,
     ) -> str:
-        return await run(MemoryService.recall, query, limit, scope)
+        return await run(MemoryService.recall, query, limit, scope, ctx=ctx)
 
 
 def _add_changing_tools(server: MCPServer, run: Run) -> None:
@@ -378,8 +428,9 @@ def _add_changing_tools(server: MCPServer, run: Run) -> None:
             Literal["project", "global"],
             Field(description="project: this worktree's memory (default); global: true for every project."),
         ] = "project",
+        ctx: Context | None = None,
     ) -> str:
-        return await run(MemoryService.remember, kind, title, body, tags, expires, scope)
+        return await run(MemoryService.remember, kind, title, body, tags, expires, scope, ctx=ctx)
 
     @_tool(
         server,
@@ -394,8 +445,9 @@ def _add_changing_tools(server: MCPServer, run: Run) -> None:
     async def forget(
         id: Annotated[str | None, Field(description="The memory's id, e.g. '3f9a1c2b7d4e'.")] = None,  # noqa: A002
         query: Annotated[str | None, Field(description="Words the memory to forget contains (instead of id).")] = None,
+        ctx: Context | None = None,
     ) -> str:
-        return await run(MemoryService.forget, id, query)
+        return await run(MemoryService.forget, id, query, ctx=ctx)
 
 
 def _add_browsing_tools(server: MCPServer, run: Run) -> None:
@@ -407,8 +459,9 @@ def _add_browsing_tools(server: MCPServer, run: Run) -> None:
     )
     async def inspect(
         id: Annotated[str | None, Field(description="The memory's id; omit for the inventory.")] = None,  # noqa: A002
+        ctx: Context | None = None,
     ) -> str:
-        return await run(MemoryService.inspect, id)
+        return await run(MemoryService.inspect, id, ctx=ctx)
 
     @_tool(
         server,
@@ -420,8 +473,9 @@ def _add_browsing_tools(server: MCPServer, run: Run) -> None:
         kind: Annotated[str | None, Field(description="Only this kind: decision, lesson, session…")] = None,
         limit: Annotated[int, Field(description="At most this many (1-50).")] = DEFAULT_LIST,
         scope: Scope = "all",
+        ctx: Context | None = None,
     ) -> str:
-        return await run(MemoryService.list_memories, kind, limit, scope)
+        return await run(MemoryService.list_memories, kind, limit, scope, ctx=ctx)
 
 
 def serve(config: Config, project_dir: Path | None, *, explicit_project: bool = False) -> None:

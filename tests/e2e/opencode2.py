@@ -22,9 +22,11 @@ import json
 import os
 import queue
 import re
+import secrets
 import subprocess
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -123,8 +125,12 @@ class OpenCode2Home(OpenCodeHome):
         timeout: float = 120.0,
         extra_args: Sequence[str] = (),
         verbatim: bool = False,
+        server: Server | None = None,
     ) -> str:
         """Run ``opencode run --standalone --auto`` in ``worktree``; return the session id.
+
+        With ``server`` (from :func:`serve`) the run connects to that server instead of
+        starting its own (``--server``), as the TUI uses the background service.
 
         2.0's ``run`` has no ``--dir``: the working directory is the session's. No ``--``
         before the prompt: 2.0 would store the message twice. The rest is as
@@ -132,13 +138,15 @@ class OpenCode2Home(OpenCodeHome):
         """
         if self.binary is None:
             raise OpenCodeError("OpenCode 2 binary not found; run .ci/install-opencode")
-        args = [str(self.binary), "run", "--standalone", "--auto", "--format", "json"]
+        where = ["--server", server.url] if server else ["--standalone"]
+        args = [str(self.binary), "run", *where, "--auto", "--format", "json"]
         if session:
             args += ["--session", session]
         args += [*extra_args, *(prompt.split(" ") if verbatim else [prompt])]
         before = self._root_session_ids()
         started = time.monotonic()
-        stdout, stderr, code = _communicate(args, worktree, self.env, timeout, self._describe)
+        env = {**self.env, "OPENCODE_SERVER_PASSWORD": server.password} if server else self.env
+        stdout, stderr, code = _communicate(args, worktree, env, timeout, self._describe)
         if code != 0:
             raise OpenCodeError(self._describe(f"exited with {code}", args, stdout, stderr))
         events = _json_lines(stdout)
@@ -219,21 +227,42 @@ def _communicate(
 
 @dataclass
 class Server:
-    """A running ``opencode serve``: its URL and the password it printed (Basic auth)."""
+    """A running ``opencode serve``: its URL and its password (Basic auth, user ``opencode``)."""
 
     url: str
     password: str
 
     def post(self, path: str, body: Mapping[str, Any] | None = None, timeout: float = 90.0) -> Any:
         """POST JSON to ``path`` (e.g. ``/api/session/<id>/compact``); the decoded answer."""
+        return self._call("POST", path, json.dumps(body or {}).encode(), timeout)
+
+    def get(self, path: str, timeout: float = 30.0) -> Any:
+        """GET ``path`` (e.g. ``/api/mcp?directory=…``); the decoded answer."""
+        return self._call("GET", path, None, timeout)
+
+    def _call(self, method: str, path: str, data: bytes | None, timeout: float) -> Any:
         token = base64.b64encode(f"opencode:{self.password}".encode()).decode()
-        request = urllib.request.Request(
-            self.url + path, data=json.dumps(body or {}).encode(), method="POST",
-            headers={"Content-Type": "application/json", "Authorization": f"Basic {token}"},
-        )  # fmt: skip
+        headers = {"Content-Type": "application/json", "Authorization": f"Basic {token}"}
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
         return json.loads(raw) if raw.strip() else None
+
+    def wait_for_mcp(self, directory: Path, name: str, timeout: float = 90.0) -> None:
+        """Wait until MCP server ``name`` is connected for ``directory`` (2.0 connects them
+        in the background and does not wait before a session's first model request)."""
+        query = urllib.parse.urlencode({"directory": str(directory)})
+        deadline = time.monotonic() + timeout
+        status = None
+        while time.monotonic() < deadline:
+            servers = {s["name"]: s["status"]["status"] for s in self.get(f"/api/mcp?{query}")["data"]}
+            status = servers.get(name)
+            if status == "connected":
+                return
+            if status == "failed":
+                break
+            time.sleep(0.25)
+        raise OpenCodeError(f"MCP server {name!r} not connected for {directory} (last status {status!r})")
 
 
 @contextlib.contextmanager
@@ -243,16 +272,17 @@ def serve(home: OpenCodeHome, cwd: Path, timeout: float = 60.0) -> Iterator[Serv
     Not ``--service``: that one binds the fixed port 49374 and outlives the test. The
     server and everything it started are killed by process group when the block ends.
     """
+    password = secrets.token_urlsafe(24)  # serve and `run --server` read it from the environment
     proc = subprocess.Popen(
         [str(home.binary), "serve", "--port", "0", "--hostname", "127.0.0.1"],
-        cwd=cwd, env=home.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        cwd=cwd, env={**home.env, "OPENCODE_SERVER_PASSWORD": password}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc, lines), daemon=True)
     reader.start()
     try:
-        yield _started(proc, lines, timeout)
+        yield Server(_address(proc, lines, timeout), password)
     finally:
         _kill_group(proc)
         proc.wait(10)
@@ -266,12 +296,11 @@ def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
     proc.stdout.close()
 
 
-def _started(proc: subprocess.Popen[str], lines: queue.Queue[str], timeout: float) -> Server:
-    """The address and password ``opencode serve`` prints on start."""
+def _address(proc: subprocess.Popen[str], lines: queue.Queue[str], timeout: float) -> str:
+    """The ``http://127.0.0.1:PORT`` that ``opencode serve`` prints on start."""
     deadline = time.monotonic() + timeout
     seen: list[str] = []
-    url = password = None
-    while time.monotonic() < deadline and (url is None or password is None):
+    while time.monotonic() < deadline:
         try:
             line = lines.get(timeout=0.2)
         except queue.Empty:
@@ -280,9 +309,5 @@ def _started(proc: subprocess.Popen[str], lines: queue.Queue[str], timeout: floa
             continue
         seen.append(line)
         if match := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-            url = match.group(1)
-        if match := re.search(r"server password (\S+)", line):
-            password = match.group(1)
-    if url is None or password is None:
-        raise OpenCodeError(f"opencode serve printed no address and password in {timeout:.0f}s: {''.join(seen)[-2000:]}")
-    return Server(url, password)
+            return match.group(1)
+    raise OpenCodeError(f"opencode serve printed no address in {timeout:.0f}s: {''.join(seen)[-2000:]}")
