@@ -58,7 +58,7 @@ def main() -> None:
         raw = n / raw_s
         print(f"raw read + json.loads:   {raw:8.0f} sessions/s ({raw_s:.2f}s)")
 
-        from daemon.capture.pipeline import PassOptions, close_capture, open_capture
+        from daemon.capture.pipeline import PassOptions, open_capturer
         from daemon.config import Config, load_settings
         from daemon.logs import setup_logging
         from tests.capture.helpers import add_message, max_time
@@ -66,7 +66,7 @@ def main() -> None:
         settings, paths = load_settings()
         settings.capture.settle_seconds = 0
         setup_logging("info", paths.log_file, stderr=False)  # the file log costs what it costs in real use
-        capture = open_capture(Config(settings, paths))
+        capture = open_capturer(Config(settings, paths))
         start = time.perf_counter()
         report = capture.run_pass(PassOptions())
         full_s = time.perf_counter() - start
@@ -90,14 +90,14 @@ def main() -> None:
         at = max_time(paths.opencode_db) + 1000
         add_message(paths.opencode_db, sid, "msg_zzzzzzzz", "user", [("prt_zzzzzzzz", {"type": "text", "text": "one more thing: bump the version"})], at)
         capture.clock = lambda: (at + 60_000) / 1000
-        calls = capture.calls
+        answers = capture.answers
         start = time.perf_counter()
         one = capture.run_pass(PassOptions())
         print(
             f"pass after one change:   {1000 * (time.perf_counter() - start):8.1f} ms "
-            f"({len(one.distilled)} distilled, {capture.calls - calls} distiller call(s))"
+            f"({len(one.distilled)} distilled, {capture.answers - answers} distiller answer(s))"
         )
-        close_capture(capture)
+        capture.close()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,13 @@ facts a note must keep, junk or not), like tests/fixtures/opencode-1.18.33. With
 (Chinese, Japanese, Korean, a continued session, a 150-part session, subagents).
 
 Figures: facts kept; lines repeated across sections; descriptions equal to the first
-user prompt; memory-tree paths and project roots listed under "Files"; note size.
+user prompt; memory-tree paths and project roots listed under "Files"; note size; and what
+a reader picking the work up is misled by: superseded claims (a corpus's `superseded`
+fragments) stated as outcome, description, cause or fix; raw tool output or source lines
+and plans in Problems & Fixes; a user prompt repeated outside What Was Worked On;
+descriptions without content ("Fixed.", "修正しました。").
+
+`--multiturn` scores the longer multi-turn corpora (superseded attempts, blocked endings).
 """
 
 from __future__ import annotations
@@ -28,6 +34,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "opencode-1.18.33"
 FILES_SECTION = "Files, Systems & Commands"
+WORKED_SECTION = "What Was Worked On"
+PROBLEMS_SECTION = "Problems & Fixes"
+# Where a superseded claim may stand: only as a failed attempt under Problems & Fixes.
+CLAIM_SECTIONS = ("Outcome / Current State", "Decisions & Rationale", "Findings & Learnings", PROBLEMS_SECTION)
+# An output line that reports an error (the one a note may quote), any casing; "1 failed" is a tally.
+REAL_ERROR = re.compile(
+    r"(?i)\b(?:error|fatal|exception|traceback|panic|denied|timed? ?out|unauthorized|forbidden)\b|\w(?:Error|Exception)\b"
+    r"|undefined (?:reference|symbol)|no such file|cannot find|not found|(?<!\d )\bfailed\b|错误|失败|报错|エラー|失敗|오류|실패"
+)
+PLAN = re.compile(
+    r"(?i)\b(?:i'll|i will|i'm going to|let me|let's|we should|should|we'll|going to|plan to|next i)\b"
+    r"|我会|我来|让我|我先|打算|应该|しましょう|してみます|するつもり|予定です|하겠습니다|할게요|해 보겠|할 예정"
+)
+# A description that says nothing once the bare words of "done" are taken out.
+_DONE_WORDS = re.compile(
+    r"(?i)\b(?:fixed|fix|done|resolved|solved|completed?|finished|all|good|ok|okay|it|this|that|the|issue|problem|bug"
+    r"|now|works?|working|has|have|been|is|was|i|we)\b|已|修复|完成|好了|解决|问题|了|修正|完了|対応|直し|解決|しました"
+    r"|ました|です|수정|완료|해결|고쳤|했습니다|습니다|[\W_]"
+)
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_PROMPT_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 
 
 @dataclass
@@ -42,6 +69,20 @@ class Score:
     roots: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)  # strings a good note leaves out, found
     sizes: list[int] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # withdrawn claims stated as outcome/description/cause/fix
+    raw_lines: list[str] = field(default_factory=list)  # tool output or source lines in Problems & Fixes
+    plans: list[str] = field(default_factory=list)  # "I'll…" / "should…" in Problems & Fixes
+    prompt_repeated: list[str] = field(default_factory=list)
+    contentless: list[str] = field(default_factory=list)  # descriptions without content
+
+
+@dataclass
+class SessionText:
+    """What the session itself shows, to check a note against: prompts and tool outputs."""
+
+    prompts: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)  # command outputs (bash, shell)
+    sources: list[str] = field(default_factory=list)  # file contents a read tool returned
 
 
 def sections_of(body: str) -> dict[str, list[str]]:
@@ -100,7 +141,8 @@ def score_note(text: str, first_prompt: str, spec: dict, score: Score, label: st
                 score.roots.append(f"{label}: {path}")
 
 
-def first_prompt(db: Path, session_id: str) -> str:
+def session_text(db: Path, session_id: str) -> SessionText:
+    """The session's user prompts, command outputs and file reads, from the database (read-only)."""
     import sqlite3
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -112,15 +154,85 @@ def first_prompt(db: Path, session_id: str) -> str:
         ).fetchall()
     finally:
         conn.close()
+    found = SessionText()
     for mdata, pdata in rows:
         message, part = json.loads(mdata), json.loads(pdata)
         if message.get("role") == "user" and part.get("type") == "text" and part.get("text", "").strip():
-            return part["text"].strip()
-    return ""
+            found.prompts.append(part["text"].strip())
+        elif part.get("type") == "tool":
+            output = str(part.get("state", {}).get("output", ""))
+            if part.get("tool") in ("bash", "shell"):
+                found.outputs.append(output)
+            elif part.get("tool") in ("read", "view"):
+                found.sources.append(output)
+    return found
+
+
+def first_prompt(db: Path, session_id: str) -> str:
+    prompts = session_text(db, session_id).prompts
+    return prompts[0] if prompts else ""
+
+
+def _weight(text: str) -> int:
+    return len(text) + 2 * len(re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", text))
+
+
+def is_attempt(line: str) -> bool:
+    """A Problems & Fixes line that states a failed approach ("Tried: …")."""
+    from daemon.capture.distill.supersede import ATTEMPT_PREFIXES
+
+    return line.startswith(ATTEMPT_PREFIXES)
+
+
+def contentless(description: str) -> bool:
+    """A description that says only that something was done ("Fixed.", "修正しました。")."""
+    return description.startswith("No result stated in the session") or _weight(_DONE_WORDS.sub("", description)) < 8
+
+
+def score_claims(post, sections: dict[str, list[str]], spec: dict, score: Score, label: str) -> None:
+    """Superseded claims stated as outcome, description, cause or fix."""
+    description = str(post.get("description", ""))
+    for fragment in spec.get("superseded", []):
+        if fragment in description:
+            score.superseded.append(f"{label}: description: {fragment}")
+        for name in CLAIM_SECTIONS:
+            for line in sections.get(name, []):
+                if fragment in line and not (name == PROBLEMS_SECTION and is_attempt(line)):
+                    score.superseded.append(f"{label}: {name}: {line[:90]}")
+    if contentless(description):
+        score.contentless.append(f"{label}: {description[:80]}")
+
+
+def _lines(texts: list[str], least: int) -> set[str]:
+    return {_norm(line) for text in texts for line in text.splitlines() if len(line.strip()) >= least}
+
+
+def score_problems(sections: dict[str, list[str]], seen: SessionText, score: Score, label: str) -> None:
+    """Raw output lines, source lines and plans in Problems & Fixes; prompts repeated elsewhere."""
+    outputs = {line for line in _lines(seen.outputs, 12) if not REAL_ERROR.search(line)}
+    sources = _lines(seen.sources, 20)
+    for line in sections.get(PROBLEMS_SECTION, []):
+        text = _norm(line)
+        raw = next((o for o in outputs | sources if o in text), None)
+        if raw:
+            score.raw_lines.append(f"{label}: {line[:90]}")
+        if PLAN.search(line) and not is_attempt(line):
+            score.plans.append(f"{label}: {line[:90]}")
+    # The prose of each request: an error pasted in a code block is the problem, not the request.
+    prose = [_CODE_BLOCK.sub("\n", prompt) for prompt in seen.prompts]
+    asked = {_norm(p) for prompt in prose for p in [prompt, *_PROMPT_SENTENCE.split(prompt)] if _weight(p) >= 25}
+    for name, lines in sections.items():
+        if name == WORKED_SECTION:
+            continue
+        for line in lines:
+            if any(a in _norm(line) for a in asked):
+                score.prompt_repeated.append(f"{label}: {name}: {line[:80]}")
 
 
 def score_corpus(corpus: Path, score: Score, show: bool) -> None:
     """Distil a copy of the corpus in a throwaway home and score every note."""
+    import frontmatter
+
     sessions = json.loads((corpus / "sessions.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -145,7 +257,12 @@ def score_corpus(corpus: Path, score: Score, show: bool) -> None:
             text = Path(note).read_text()
             if show:
                 print(f"\n===== {label} =====\n{text}")
-            score_note(text, first_prompt(db, spec["session"]), spec, score, label)
+            seen = session_text(db, spec["session"])
+            score_note(text, seen.prompts[0] if seen.prompts else "", spec, score, label)
+            post = frontmatter.loads(text)
+            sections = sections_of(post.content)
+            score_claims(post, sections, spec, score, label)
+            score_problems(sections, seen, score, label)
 
 
 def report(score: Score) -> None:
@@ -157,6 +274,11 @@ def report(score: Score) -> None:
     print(f"memory-tree paths in Files:   {len(score.tree_paths)}  target 0")
     print(f"project roots in Files:       {len(score.roots)}  target 0")
     print(f"should-be-absent found:       {len(score.present)}  target 0 (done follow-ups, sed reads, tree paths)")
+    print(f"superseded claims stated as outcome/description/cause/fix: {len(score.superseded)}  target 0")
+    print(f"raw output lines in Problems & Fixes: {len(score.raw_lines)}  target 0")
+    print(f"plans in Problems & Fixes:    {len(score.plans)}  target 0")
+    print(f"prompt repeated:              {len(score.prompt_repeated)}  target 0")
+    print(f"descriptions without content: {len(score.contentless)}  target 0")
     if score.sizes:
         print(f"note size: median {statistics.median(score.sizes):.0f} chars, max {max(score.sizes)}  target median <= 2500")
     for title, items in (
@@ -166,6 +288,11 @@ def report(score: Score) -> None:
         ("tree paths", score.tree_paths),
         ("project roots", score.roots),
         ("should be absent", score.present),
+        ("superseded", score.superseded),
+        ("raw output", score.raw_lines),
+        ("plan", score.plans),
+        ("prompt repeated", score.prompt_repeated),
+        ("no content", score.contentless),
     ):
         for item in items[:20]:
             print(f"  {title}: {item}")
@@ -175,6 +302,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="folder with opencode.db + sessions.json")
     parser.add_argument("--synthetic", action="store_true", help="also score the synthetic test corpora")
+    parser.add_argument("--multiturn", action="store_true", help="also score the multi-turn corpora")
     parser.add_argument("--show", action="store_true", help="print every note")
     args = parser.parse_args()
     corpora = args.corpus or [FIXTURE]
@@ -184,6 +312,11 @@ def main() -> None:
             from tests.capture.corpora import build_all
 
             corpora = [*corpora, *build_all(Path(built))]
+        if args.multiturn:
+            from tests.capture.corpora import build_all
+
+            multi = build_all(Path(built) / "multiturn", multiturn=True)
+            corpora = multi if args.multiturn and not (args.corpus or args.synthetic) else [*corpora, *multi]
         for corpus in corpora:
             score_corpus(corpus, score, args.show)
     report(score)

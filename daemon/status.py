@@ -72,11 +72,12 @@ def _source(config: Config) -> tuple[dict[str, Any], int | None]:
     try:
         with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
             newest = reader.newest_update()
+            tables = reader.describe()
     except SourceError as exc:
         return {"ok": False, "error": str(exc)}, None
     except sqlite3.DatabaseError as exc:
         return {"ok": False, "error": str(unreadable(paths.opencode_db, exc))}, None
-    return {"ok": True, "newest_row": iso(newest) if newest else None}, newest
+    return {"ok": True, "newest_row": iso(newest) if newest else None, **tables}, newest
 
 
 def _state(settings: Settings, state: Any, newest: int | None, now: float) -> dict[str, Any]:
@@ -253,6 +254,7 @@ def format_status(data: dict[str, Any]) -> str:
     src = data["source"]
     if src["ok"]:
         lines.append(f"OpenCode database: {data['paths']['opencode_db']} (newest row {src['newest_row'] or '—'})")
+        lines.extend(_family_lines(src))
     else:
         lines.append(f"OpenCode database: {src['error']}")
     st = data.get("state")
@@ -274,6 +276,21 @@ def format_status(data: dict[str, Any]) -> str:
     lines.extend(_here_lines(data.get("here")))
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)
+
+
+def _family_lines(src: dict[str, Any]) -> list[str]:
+    """Which OpenCode versions' tables the database holds, with their counts."""
+    lines = []
+    for family in src.get("families", {}).values():
+        sub = f" (+{family['subagents']} subagent)" if family["subagents"] == 1 else (
+            f" (+{family['subagents']} subagents)" if family["subagents"] else "")
+        lines.append(f"  {family['label']}: {family['sessions']} sessions{sub}, {family['messages']} rows")
+    if src.get("in_both"):
+        lines.append(
+            f"  {src['in_both']} sessions are in both (OpenCode 2 copied them); each is read once, "
+            "from the version that wrote to it last"
+        )
+    return lines
 
 
 def _here_lines(here: dict[str, Any] | None) -> list[str]:

@@ -41,10 +41,15 @@ class Case:
     text: str
     values: tuple[str, ...]
     near_miss: str
+    name: str = ""  # the format, when several share a kind (`assignment`, `cli_password`)
+
+    @property
+    def format(self) -> str:
+        return self.name or self.kind
 
 
-def _case(kind: str, template: str, secret: str, near_miss: str) -> Case:
-    return Case(kind, template.format(secret), (secret,), near_miss)
+def _case(kind: str, template: str, secret: str, near_miss: str, name: str = "") -> Case:
+    return Case(kind, template.format(secret), (secret,), near_miss, name)
 
 
 def _pem_lines(count: int, start: str = "") -> list[str]:
@@ -148,5 +153,7 @@ def _build() -> list[Case]:
     ]
 
 
-CATALOGUE: list[Case] = _build()
-FORMATS = sorted({c.kind for c in CATALOGUE})
+from tests.secrets_catalogue_more import build_more  # noqa: E402  (uses the helpers above)
+
+CATALOGUE: list[Case] = _build() + build_more()
+FORMATS = sorted({c.format for c in CATALOGUE})

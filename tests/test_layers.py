@@ -92,3 +92,74 @@ def test_the_checker_sees_lazy_imports():
     found = dict((parts, line) for line, parts in imported_modules(PACKAGE / "memory" / "commands.py"))
     assert ("memory", "compile") in found  # imported inside _compile, not at the top
     assert layer_of(("service", "jobs.py")) == "service" and layer_of(("scrub.py",)) == "base"
+
+
+def _module_of(path: Path) -> tuple[str, ...]:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+# paths.py names config.Settings for type checkers only, so that `memoryd recall`
+# never loads pydantic: a circle of annotations, which no import ever runs.
+TYPE_ONLY_CIRCLES = {frozenset({("config",), ("paths",)})}
+
+
+def import_graph() -> dict[tuple[str, ...], set[tuple[str, ...]]]:
+    """daemon module → the daemon modules it imports (lazily, for type checking, or at the top)."""
+    known = {_module_of(p) for p in modules()}
+    graph: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for path in modules():
+        own = _module_of(path)
+        targets = set()
+        for _, parts in imported_modules(path):
+            target = tuple(part.removesuffix(".py") for part in parts)
+            while target and target not in known:
+                target = target[:-1]  # `from daemon.capture.plan import Action`: the module
+            if target and target != own[: len(target)] and own != target[: len(own)]:
+                targets.add(target)  # a package and its own modules are not a circle
+        graph[own] = targets
+    return graph
+
+
+def circles(graph: dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[set[tuple[str, ...]]]:
+    """The groups of modules that import each other, directly or round a loop (Tarjan)."""
+    order: dict[tuple[str, ...], int] = {}
+    low: dict[tuple[str, ...], int] = {}
+    stack: list[tuple[str, ...]] = []
+    found: list[set[tuple[str, ...]]] = []
+
+    def visit(node: tuple[str, ...]) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in order:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(group)
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    return found
+
+
+def test_no_two_modules_import_each_other():
+    found = [group for group in circles(import_graph()) if frozenset(group) not in TYPE_ONLY_CIRCLES]
+    assert not found, "import circles: " + "; ".join(
+        " ↔ ".join(".".join(m) for m in sorted(group)) for group in found
+    )
+
+
+def test_the_circle_check_finds_a_circle():
+    graph = {("a",): {("b",)}, ("b",): {("c",)}, ("c",): {("a",)}, ("d",): {("a",)}}
+    assert circles(graph) == [{("a",), ("b",), ("c",)}]

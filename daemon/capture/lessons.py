@@ -22,7 +22,7 @@ from daemon.logs import get_logger
 from daemon.memory import commands
 from daemon.memory.checks import MAX_TITLE
 from daemon.memory.frontmatter import MemoryFileError, split_document
-from daemon.memory.index import SearchIndex, SearchIndexError
+from daemon.memory.index import SearchIndex, SearchIndexError, open_index
 from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
 
@@ -71,8 +71,8 @@ def _title(text: str) -> str:
     return first[: MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _source_line(session_id: str, note_path: Path, kind: str, title: str) -> str:
-    link = os.path.relpath(note_path, note_path.parent.parent / kind)
+def _source_line(session_id: str, root: MemoryRoot, note_path: Path, kind: str, title: str) -> str:
+    link = os.path.relpath(note_path, root.path / kind)
     return f"- session `{session_id}`: [{title}]({link})"
 
 
@@ -85,7 +85,7 @@ def _split_sources(body: str) -> tuple[str, list[str]]:
 class _Change:
     """What a batch of notes did to one memory: sessions that state it, sessions that dropped it."""
 
-    note_root: Path
+    note_root: MemoryRoot
     statement: Statement
     adds: dict[str, str] = field(default_factory=dict)  # session id → source line
     drops: set[str] = field(default_factory=set)
@@ -99,26 +99,28 @@ class NoteMemories:
     """
 
     def __init__(self, config: Config) -> None:
+        self.config = config
         self.settings, self.paths = config.settings, config.paths
         self.enabled = config.settings.notes.extract_memories
         self._changes: dict[tuple[str, str, str], _Change] = {}
 
-    def note_written(self, session_id: str, note_path: Path, title: str, previous: str, current: str) -> None:
-        """Queue the memory changes of a note just (re)written; `previous` is its text before."""
+    def note_written(
+        self, session_id: str, root: MemoryRoot, note_path: Path, title: str, previous: str, current: str
+    ) -> None:
+        """Queue the memory changes of a note just (re)written into `root`; `previous` is its text before."""
         if not self.enabled:
             return
         now = statements(current)
         kept = {(n.kind, n.title.casefold()) for n in now}
         for statement in now:
-            source = _source_line(session_id, note_path, statement.kind, title)
-            self._change(note_path, statement).adds[session_id] = source
+            source = _source_line(session_id, root, note_path, statement.kind, title)
+            self._change(root, statement).adds[session_id] = source
         for statement in statements(previous):
             if (statement.kind, statement.title.casefold()) not in kept:
-                self._change(note_path, statement).drops.add(session_id)
+                self._change(root, statement).drops.add(session_id)
 
-    def _change(self, note_path: Path, statement: Statement) -> _Change:
-        root = note_path.parent.parent
-        key = (str(root), statement.kind, statement.title.casefold())
+    def _change(self, root: MemoryRoot, statement: Statement) -> _Change:
+        key = (root.key, statement.kind, statement.title.casefold())
         change = self._changes.setdefault(key, _Change(root, statement))
         if change.adds or not change.drops:
             change.statement = statement
@@ -133,7 +135,7 @@ class NoteMemories:
         if not changes:
             return
         try:
-            index = SearchIndex(self.paths.index_db, self.settings.source.busy_timeout_ms)
+            index = open_index(self.config)  # with the configured limits (memory.max_file_bytes)
         except SearchIndexError as exc:
             # Notes come first: they are written; the memories wait for a usable index.
             log.warning("lesson.index_unusable", error=str(exc), memories=len(changes))
@@ -147,10 +149,9 @@ class NoteMemories:
         finally:
             index.close()
 
-    def _workspace(self, index: SearchIndex, note_root: Path) -> Workspace:
+    def _workspace(self, index: SearchIndex, root: MemoryRoot) -> Workspace:
         global_root = global_tree(self.paths)
-        root = global_root if MemoryRoot(note_root, "global").path == global_root.path else MemoryRoot(note_root, "project")
-        project = None if root is global_root else root
+        project = None if root.path == global_root.path else root
         # The daemon keeps the index current; a tree it has never seen is synced once.
         return Workspace(index, global_root, project, project_is_real=True, trust_index=True)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
 from daemon.memory.frontmatter import frontmatter_block
+from daemon.memory.roots import MemoryRoot, project_tree
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
 from daemon.timefmt import iso
@@ -55,20 +56,29 @@ def note_filename(session: SessionInfo) -> str:
     return f"{day}-{slugify(redact(session.title) or 'session', 60)}-{tail}.md"
 
 
-def project_memory_root(directory: str) -> Path:
-    """The session's project tree: `<git worktree>/.memory` (it may not exist yet)."""
-    from daemon.memory.roots import project_tree
-
-    return project_tree(Path(directory)).path
-
-
-def choose_note_dir(session: SessionInfo, target: str, category: str, global_root: Path) -> Path:
-    """Where a session's note goes: project tree, global tree, or as `notes.target` says."""
+def choose_note_dir(session: SessionInfo, target: str, global_root: MemoryRoot) -> MemoryRoot:
+    """The tree a session's note goes to: its project's, the global one, or as `notes.target` says."""
     # A session whose folder is gone (another machine's path, a deleted checkout)
     # has no project tree to write into.
     if target == "global" or not session.directory or not Path(session.directory).is_dir():
-        return global_root / category
-    project = project_memory_root(session.directory)
-    if target == "project" or project.is_dir():
-        return project / category
-    return global_root / category
+        return global_root
+    project = project_tree(Path(session.directory))
+    if target == "project" or project.exists():
+        return project
+    return global_root
+
+
+def tree_of_note(note: Path, session: SessionInfo, global_root: MemoryRoot) -> MemoryRoot:
+    """The tree a note already on disk lies in (`<root>/<category>/<file>`).
+
+    Usually the session's project tree or the global one; a note left where an earlier
+    `notes.target` put it keeps its tree.
+    """
+    folder = note.resolve().parents[1]
+    if folder == global_root.path:
+        return global_root
+    if session.directory:
+        project = project_tree(Path(session.directory))
+        if folder == project.path:
+            return project
+    return MemoryRoot(folder, "project")

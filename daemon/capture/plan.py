@@ -12,7 +12,8 @@ from enum import Enum
 
 from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
 from daemon.capture.rejudge import junk_is_stale
-from daemon.opencode.reader import SessionInfo
+from daemon.memory.roots import MemoryRoot
+from daemon.opencode.source import SessionInfo
 from daemon.state import Hold, SessionRecord
 
 DONE = ("distilled", "junk")
@@ -78,11 +79,48 @@ class PassReport:
     next_settled_ms: int | None = None  # when the soonest settling session will have been quiet
     interrupted: bool = False  # stopped early on request (daemon shutdown)
     seconds: float = 0.0
+    roots: list[MemoryRoot] = field(default_factory=list)  # the trees the pass wrote into: refresh these
 
     @property
     def exit_code(self) -> int:
         # A spent budget is the configured behaviour; any other stop left work undone.
         return 1 if self.failed or self.server_failures or self.stop_reason not in ("", "budget") else 0
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a pass asks the source for: one session, every session, or the changed ones."""
+
+    session_id: str | None  # only this session
+    every_session: bool  # all sessions: no watermark probe
+    complete: bool  # the pass covers every session: the watermark may move after it
+
+
+def plan_scope(options: PassOptions, watermark: int) -> Scope:
+    """Which sessions a pass looks at, from its options and the watermark alone."""
+    complete = options.session_id is None and options.limit is None and not options.offset
+    every = options.session_id is None and (
+        options.force or options.full_scan or watermark == 0 or not complete
+    )
+    return Scope(options.session_id, every, complete)
+
+
+def parents_to_load(infos: list[SessionInfo]) -> list[str]:
+    """Parents of the subagent sessions found that were not found themselves."""
+    found = {i.id for i in infos if not i.parent_id}
+    return sorted({i.parent_id for i in infos if i.parent_id and i.parent_id not in found})
+
+
+def root_sessions(infos: list[SessionInfo], parents: list[SessionInfo], options: PassOptions) -> list[SessionInfo]:
+    """The root sessions to consider, oldest first, cut to the pass's offset and limit.
+
+    Subagent sessions are part of their parent's note: a moved child moves its parent.
+    """
+    roots = {i.id: i for i in (*infos, *parents) if not i.parent_id}
+    ordered = sorted(roots.values(), key=lambda s: (s.time_created, s.id))
+    if options.offset:
+        ordered = ordered[options.offset :]
+    return ordered if options.limit is None else ordered[: options.limit]
 
 
 def is_stale(record: SessionRecord, identity: Identity) -> bool:

@@ -1,38 +1,124 @@
-"""The runner of one capture pass: read, call the distiller, write, record.
+"""The Capturer: it owns the source, the state database and the distiller, and runs passes.
 
 Every decision is `daemon.capture.plan`'s; this module only carries it out. What one
 pass needs to remember (the stop in force, the notes awaiting their commit) lives on a
-`_Pass` made for that pass and dropped after it, never on the long-lived `Capture`.
+`_Pass` made for that pass and dropped after it, never on the long-lived `Capturer`.
+Opening one from the configuration is `daemon.capture.pipeline.open_capturer`.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from daemon.capture import plan
-from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
+from daemon.capture.distill.base import Distilled, DistillError, Distiller, StopPass, Transcript
 from daemon.capture.distill.junk import obviously_junk
-from daemon.capture.lessons import read_previous
+from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import choose_note_dir, note_filename, note_title, render_note
-from daemon.capture.plan import Action, PassOptions, PassReport
-from daemon.capture.transcript import build_transcript
+from daemon.capture.notes import choose_note_dir, note_filename, note_title, render_note, tree_of_note
+from daemon.capture.plan import Action, Identity, PassOptions, PassReport
+from daemon.capture.rejudge import stale_junk_ids
+from daemon.capture.transcript import Limits, build_transcript
+from daemon.capture.treewrite import TreeWriter
+from daemon.config import Config
 from daemon.files import sync_files, write_if_changed
-from daemon.opencode.reader import SessionInfo
-from daemon.state import Hold, SessionRecord
-
-if TYPE_CHECKING:
-    from daemon.capture.pipeline import Capture
+from daemon.logs import get_logger
+from daemon.memory.roots import MemoryRoot, global_tree
+from daemon.opencode.source import SessionInfo, SessionSource
+from daemon.state import Hold, SessionRecord, StateDB
 
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
 RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
 BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
 Progress = Callable[[int, int, str], None]
+
+
+class Capturer:
+    """Runs capture passes against one OpenCode database and one state database.
+
+    It owns the reader, the state database and the distiller (closed by `close`), and
+    writes every note through one `TreeWriter`; a pass's report names the trees written.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        reader: SessionSource,
+        state: StateDB,
+        distiller: Distiller,
+        identity: Identity = Identity(),
+        fallback: Distiller | None = None,
+        clock: Callable[[], float] = time.time,
+        writer: TreeWriter | None = None,
+    ) -> None:
+        self.settings, self.paths = config.settings, config.paths
+        self.reader = reader
+        self.state = state
+        self.distiller = distiller
+        self.identity = identity
+        self.fallback = fallback  # used when the model's budget is spent (llm.fallback)
+        self.clock = clock
+        self.log = get_logger("memoryd.capture")
+        self.limits = Limits.from_settings(config.settings.capture)
+        self.global_root = global_tree(config.paths)
+        self.writer = writer or TreeWriter(state.fence)
+        self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
+        self.answers = 0  # distiller answers this process had (junk verdicts too: they cost no call)
+        self.memories = NoteMemories(config)  # a note's lessons, gotchas, decisions
+
+    def run_pass(self, options: PassOptions = PassOptions(), progress: Progress | None = None) -> PassReport:
+        """Run one pass; return what happened, with the trees it wrote in `roots`."""
+        return _run_pass(self, options, progress)
+
+    def candidates(
+        self, options: PassOptions, held: bool = True, now_ms: int | None = None
+    ) -> tuple[list[SessionInfo], bool]:
+        """Return root sessions to consider, oldest first, and whether the pass is complete.
+
+        `held`: also revisit sessions a stop left (no stop is in force); `now_ms`: only
+        retries due by then (None: all of them).
+        """
+        scope = plan.plan_scope(options, self.state.watermark)
+        if scope.session_id is not None:
+            infos = self.reader.sessions([scope.session_id])
+            if not infos:
+                raise LookupError(f"no session {scope.session_id!r} in {self.reader.path}")
+        elif scope.every_session:
+            infos = self.reader.sessions()
+        else:
+            infos = self.reader.sessions(sorted(self._changed_ids(options, held, now_ms)))
+        parents = plan.parents_to_load(infos)
+        loaded = self.reader.sessions(parents) if parents else []
+        return plan.root_sessions(infos, loaded, options), scope.complete
+
+    def _changed_ids(self, options: PassOptions, held: bool, now_ms: int | None) -> set[str]:
+        """Sessions whose rows moved since the last complete pass, and those a pass must revisit."""
+        ids = self.reader.changed_since(self.state.get_meta("source_cursor"))
+        upgrades = self.identity.distiller != "extractive" and held
+        ids |= set(self.state.ids_to_revisit(upgrades=upgrades, held=held, now_ms=now_ms))
+        ids |= options.idle
+        ids |= stale_junk_ids(self.state, (self.identity.distiller, self.identity.prompt_version))
+        if options.redistill_stale:
+            ids |= {r.session_id for r in self.state.records("distilled") if plan.is_stale(r, self.identity)}
+        return ids
+
+    def cancel(self) -> None:
+        """Cancel model requests in flight (daemon shutdown): close the distiller's HTTP client."""
+        cancel = getattr(self.distiller, "cancel", None)  # only model distillers have requests in flight
+        if cancel is not None:
+            cancel()
+
+    def close(self) -> None:
+        """Close the distiller, the reader and the state database."""
+        self.distiller.close()
+        self.reader.close()
+        self.state.close()
 
 
 @dataclass
@@ -53,7 +139,7 @@ class _NoTranscript:
 class _Pass:
     """What one pass carries from session to session."""
 
-    capture: Capture
+    capture: Capturer
     options: PassOptions
     progress: Progress | None
     now_ms: int
@@ -74,7 +160,7 @@ class _Pass:
             self.progress(self.done, self.total, title)
 
 
-def run_pass(capture: Capture, options: PassOptions, progress: Progress | None = None) -> PassReport:
+def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None = None) -> PassReport:
     """Run one pass; return what happened. One bad session never stops the others."""
     started = capture.clock()
     now_ms = int(started * 1000)
@@ -103,6 +189,7 @@ def run_pass(capture: Capture, options: PassOptions, progress: Progress | None =
         state.set_meta("source_cursor", cursor)
     _update_hold(p)
     state.set_meta("last_pass", str(now_ms))
+    report.roots = capture.writer.take_roots()
     report.seconds = capture.clock() - started
     # A pass that wrote and decided nothing is a heartbeat: debug, so `memoryd logs` shows work.
     did_work = report.distilled or report.junk or report.failed or report.stop_reason
@@ -121,7 +208,7 @@ def run_pass(capture: Capture, options: PassOptions, progress: Progress | None =
     return report
 
 
-def _hold_in_force(capture: Capture, options: PassOptions, now_ms: int) -> Hold | None:
+def _hold_in_force(capture: Capturer, options: PassOptions, now_ms: int) -> Hold | None:
     """The stop a patient pass (the daemon's) still honours; a manual pass tries now."""
     hold = capture.state.hold()
     if hold is None or hold.until_ms <= now_ms or not options.patient or options.force:
@@ -286,7 +373,7 @@ def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
     if not isinstance(result, Distilled):
         _record_failure(p, job, result)
         return
-    capture.calls += 1
+    capture.answers += 1
     report.calls += result.calls
     report.tokens += result.tokens
     try:
@@ -338,26 +425,27 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
-    path = _note_path(capture, info, record, p.notes)
-    with capture.state.fence.guard():  # after the daemon's stop, not even a note is written
-        text, previous = render_note(info, result, info.time_updated), read_previous(path)
-        # Same bytes, no write: a tree in git must not change just because a pass ran.
-        write_if_changed(path, text, durable=False)
-        capture.memories.note_written(info.id, path, note_title(info, result), previous, text)
+    root, path = _note_path(capture, info, record, p.notes)
+    text, previous = render_note(info, result, info.time_updated), read_previous(path)
+    capture.writer.write_note(root, path, text)
+    capture.memories.note_written(info.id, root, path, note_title(info, result), previous, text)
     p.to_commit.append(replace(record, status="distilled", note_path=str(path), **common))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
     p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
 
 
-def _note_path(capture: Capture, info: SessionInfo, record: SessionRecord, found: NoteFinder) -> Path:
-    """The recorded note path if it is still there, else the session's note already in
-    the folder (pulled or renamed: its session_id decides), else a fresh, deterministic one."""
+def _note_path(capture: Capturer, info: SessionInfo, record: SessionRecord, found: NoteFinder) -> tuple[MemoryRoot, Path]:
+    """The tree and the file of a session's note: the recorded path if it is still there,
+    else the session's note already in the folder (pulled or renamed: its session_id
+    decides), else a fresh, deterministic one."""
     if record.note_path and Path(record.note_path).exists():
-        return Path(record.note_path)
+        path = Path(record.note_path)
+        return tree_of_note(path, info, capture.global_root), path
     notes = capture.settings.notes
-    folder = choose_note_dir(info, notes.target, notes.category, capture.paths.global_root)
-    return found.find(folder, info.id) or folder / note_filename(info)
+    root = choose_note_dir(info, notes.target, capture.global_root)
+    folder = root.path / notes.category
+    return root, found.find(folder, info.id) or folder / note_filename(info)
 
 
 def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from pathlib import Path
-
 import click
 
 from daemon.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fail
@@ -75,29 +72,29 @@ def distill(
     # to old rows that the daemon's quick probes leave to its periodic reconcile.
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale, full_scan=True)
     report, capture = _run_pass(app, options, show)
-    _compile_trees(app, report.notes.values())
+    _refresh_trees(app, report.roots)
     _print_report(report, capture, verbose)
     raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
 
 
 def _run_pass(app: AppContext, options, show: bool):
-    """Open the capture, run the pass (printing its notes with --show), close it; return
-    the report and the capture. Bad input ends the command with the usage status."""
+    """Open the capturer, run the pass (printing its notes with --show), close it; return
+    the report and the capturer. Bad input ends the command with the usage status."""
     import sqlite3
 
-    from daemon.capture.pipeline import close_capture, open_capture
+    from daemon.capture.pipeline import open_capturer
     from daemon.config import ConfigError
     from daemon.diskfull import find_disk_full
     from daemon.opencode.reader import SourceError, unreadable
 
     try:
-        capture = open_capture(app.config)
+        capturer = open_capturer(app.config)
     except (SourceError, ConfigError) as exc:
         fail(str(exc), EXIT_USAGE)
     try:
-        report = _run_with_progress(capture, options)
+        report = _run_with_progress(capturer, options)
         if show:
-            _show_notes(capture, report.would_distill, app.settings.notes.extract_memories)
+            _show_notes(capturer, report.would_distill, app.settings.notes.extract_memories)
     except LookupError as exc:
         fail(str(exc).strip("'\""), EXIT_USAGE)
     except sqlite3.DatabaseError as exc:  # damaged past what opening it could tell
@@ -106,16 +103,16 @@ def _run_pass(app: AppContext, options, show: bool):
             fail(str(full), EXIT_FAILED)
         fail(str(unreadable(app.paths.opencode_db, exc)), EXIT_USAGE)
     finally:
-        close_capture(capture)
-    return report, capture
+        capturer.close()
+    return report, capturer
 
 
-def _show_notes(capture, session_ids: list[str], extract_memories: bool) -> None:
+def _show_notes(capturer, session_ids: list[str], extract_memories: bool) -> None:
     """Each note a pass would write, then the lesson, gotcha and decision memories it would save."""
     from daemon.capture.lessons import statements
     from daemon.capture.preview import preview_notes
 
-    for sid, note in preview_notes(capture, session_ids):
+    for sid, note in preview_notes(capturer, session_ids):
         click.echo(f"===== {sid} =====\n{note.rstrip()}\n")
         found = statements(note) if extract_memories and note.startswith("---\n") else []
         if found:
@@ -123,22 +120,19 @@ def _show_notes(capture, session_ids: list[str], extract_memories: bool) -> None
             click.echo("\n".join(f"- {s.kind}: {s.title}" for s in found) + "\n")
 
 
-def _compile_trees(app: AppContext, notes: Iterable[str]) -> None:
-    """Compile the trees this pass wrote notes into, so their index.md and ROOT.md exist
-    now rather than at the next `memoryd compile` (the daemon does this on its own)."""
-    from daemon.memory.compile import sync_and_compile
+def _refresh_trees(app: AppContext, roots) -> None:
+    """Refresh the trees this pass wrote into (index, index.md and ROOT.md, .gitignore),
+    as the daemon does after its passes, so they are current now rather than at the next
+    `memoryd compile`."""
     from daemon.memory.index import SearchIndexError, open_index
-    from daemon.memory.roots import MemoryRoot, global_tree
+    from daemon.memory.refresh import refresh_tree
 
-    folders = sorted({Path(note).parent.parent for note in notes})
-    if not folders:
+    if not roots:
         return
-    global_root = global_tree(app.paths)
     try:
         with open_index(app.config) as index:
-            for folder in folders:
-                root = global_root if folder.resolve() == global_root.path else MemoryRoot(folder, "project")
-                sync_and_compile(index, root, everything=False)
+            for root in roots:
+                refresh_tree(index, root)
     except (SearchIndexError, OSError) as exc:
         click.echo(f"warning: notes written, trees not compiled ({exc}); run `memoryd compile`", err=True)
 

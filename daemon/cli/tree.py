@@ -76,8 +76,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
       memoryd compile
       memoryd compile --project ~/src/app
     """
-    from daemon.memory.compile import sync_and_compile
-    from daemon.memory.gitignore import ensure_gitignore
+    from daemon.memory.refresh import refresh_tree
 
     app.setup_logging(stderr=False)
     failed = False
@@ -87,9 +86,7 @@ def compile_cmd(app: AppContext, projects: tuple[Path, ...]) -> None:
             click.echo(f"No memory tree yet (the global one would be {app.paths.global_root}).")
             return
         for root in roots:
-            report = sync_and_compile(index, root).compiled
-            if ensure_gitignore(root):
-                report.written.append(root.path / ".gitignore")
+            report = refresh_tree(index, root, everything=True).compiled
             status = f"wrote {len(report.written)} file(s)" if report.written else "up to date"
             click.echo(f"{root.scope:<7} {root.path}: {status}")
             for path in report.written:

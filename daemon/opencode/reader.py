@@ -280,9 +280,12 @@ class OpenCodeReader:
         found = [t for t in retry_busy(lambda: [tables.newest_update() for tables in self.tables.values()]) if t]
         return max(found) if found else None
 
-    def family_counts(self) -> dict[str, dict[str, int | str]]:
-        """Per family present: its label and counts of sessions, subagents, rows (status)."""
-        out: dict[str, dict[str, int | str]] = {}
-        for family, tables in self.tables.items():
-            out[family] = {"label": LABELS[family], **retry_busy(tables.counts)}
-        return out
+    def describe(self) -> dict[str, object]:
+        """For `memoryd status`: each family present with its label and counts (root
+        sessions, subagents, rows), and how many sessions both families hold."""
+        families = {f: {"label": LABELS[f], **retry_busy(t.counts)} for f, t in self.tables.items()}
+        both = 0
+        if len(self.tables) == 2:
+            sql = "SELECT COUNT(*) FROM session_v2 WHERE id IN (SELECT id FROM session)"
+            both = retry_busy(lambda: self.conn.execute(sql).fetchone()[0])
+        return {"families": families, "in_both": int(both)}

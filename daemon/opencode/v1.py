@@ -16,6 +16,16 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 # Read when present: `title` became nullable, `parent_id`/`project_id` came later.
 OPTIONAL = {"session": ("title", "parent_id", "project_id")}
+# What a pass asks every time: each a search of a b-tree, never a scan (a test checks the
+# plans). SQLite gives an inserted row max(rowid)+1, so a rowid range is what was
+# committed since; its cost follows the new rows.
+PROBES = {
+    "cursor_message": "SELECT MAX(rowid) FROM message",
+    "cursor_part": "SELECT MAX(rowid) FROM part",
+    "new_messages": "SELECT session_id FROM message WHERE rowid > ?",
+    "new_parts": "SELECT session_id FROM part WHERE rowid > ?",
+    "newest": "SELECT time_updated FROM message WHERE rowid = (SELECT MAX(rowid) FROM message)",
+}
 
 
 def info_from_row(row: tuple, family: str, ended: bool = False) -> SessionInfo:
@@ -72,27 +82,25 @@ class V1Tables:
     def cursor(self) -> dict[str, int]:
         """The newest rowid of each table: a commit-order mark (O(log n), the rowid b-tree)."""
         return {
-            "message": self.conn.execute("SELECT MAX(rowid) FROM message").fetchone()[0] or 0,
-            "part": self.conn.execute("SELECT MAX(rowid) FROM part").fetchone()[0] or 0,
+            "message": self.conn.execute(PROBES["cursor_message"]).fetchone()[0] or 0,
+            "part": self.conn.execute(PROBES["cursor_part"]).fetchone()[0] or 0,
         }
 
     def changed_since(self, cursor: dict[str, int]) -> set[str]:
-        """Sessions with messages or parts inserted after `cursor`.
+        """Sessions with messages or parts inserted after `cursor` (rowid ranges).
 
-        SQLite gives an inserted row max(rowid)+1, so a rowid range is exactly what was
-        committed since, and it is a range of the table's own b-tree: its cost follows the
-        new rows. (A message id range reads the same but SQLite plans the DISTINCT over it
-        as a scan of the whole session index.) A part updated in place is not seen here:
-        its session was still settling when the part was written, or the periodic full
-        comparison finds it.
+        (A message id range reads the same but SQLite plans a DISTINCT over it as a scan
+        of the whole session index; a session.time_updated probe has no index at all.)
+        A part updated in place is not seen here: its session was still settling when the
+        part was written, or the periodic full comparison finds it.
         """
-        ids = {r[0] for r in self.conn.execute("SELECT session_id FROM message WHERE rowid > ?", (cursor["message"],))}
-        ids.update(r[0] for r in self.conn.execute("SELECT session_id FROM part WHERE rowid > ?", (cursor["part"],)))
+        ids = {r[0] for r in self.conn.execute(PROBES["new_messages"], (cursor["message"],))}
+        ids.update(r[0] for r in self.conn.execute(PROBES["new_parts"], (cursor["part"],)))
         return ids
 
     def newest_update(self) -> int | None:
         """The time_updated of the newest message (by rowid: no scan of the table)."""
-        row = self.conn.execute("SELECT time_updated FROM message ORDER BY rowid DESC LIMIT 1").fetchone()
+        row = self.conn.execute(PROBES["newest"]).fetchone()
         return int(row[0]) if row else None
 
     def counts(self) -> dict[str, int]:

@@ -19,6 +19,13 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "session_message": ("id", "session_id", "type", "seq", "time_created", "time_updated", "data"),
 }
 OPTIONAL = {"session_v2": ("title", "parent_id", "project_id", "time_idle")}
+# What a pass asks every time: each a search of a b-tree, never a scan (a test checks the plans).
+PROBES = {
+    "cursor": "SELECT MAX(rowid) FROM session_message",
+    "new_rows": "SELECT session_id FROM session_message WHERE rowid > ?",
+    "newest": "SELECT MAX(time_updated) FROM session_message "
+    "WHERE time_created = (SELECT MAX(time_created) FROM session_message)",
+}
 
 
 class V2Tables:
@@ -63,7 +70,7 @@ class V2Tables:
 
     def cursor(self) -> dict[str, int]:
         """The newest rowid of `session_message` (O(log n), the rowid b-tree)."""
-        return {"session_message": self.conn.execute("SELECT MAX(rowid) FROM session_message").fetchone()[0] or 0}
+        return {"session_message": self.conn.execute(PROBES["cursor"]).fetchone()[0] or 0}
 
     def changed_since(self, cursor: dict[str, int]) -> set[str]:
         """Sessions with rows inserted after `cursor` (a rowid range: the new rows only).
@@ -74,14 +81,12 @@ class V2Tables:
         shows up as a change of every migrated session, once.
         """
         since = cursor["session_message"]
-        return {r[0] for r in self.conn.execute("SELECT session_id FROM session_message WHERE rowid > ?", (since,))}
+        return {r[0] for r in self.conn.execute(PROBES["new_rows"], (since,))}
 
     def newest_update(self) -> int | None:
         """The time_updated of the newest row (through the time_created index)."""
-        row = self.conn.execute(
-            "SELECT time_updated FROM session_message ORDER BY time_created DESC LIMIT 1"
-        ).fetchone()
-        return int(row[0]) if row else None
+        row = self.conn.execute(PROBES["newest"]).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
 
     def counts(self) -> dict[str, int]:
         """Sessions (roots and subagents) and rows, for `memoryd status`."""

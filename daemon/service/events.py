@@ -33,23 +33,30 @@ class DatabaseEvents:
 
 
 class TreeEvents:
-    """watchdog handler: a change to a memory (not to compiled output) means "refresh the tree"."""
+    """watchdog handler: a change to a memory (not to compiled output) means "refresh the tree".
 
-    def __init__(self, root: MemoryRoot, callback: Callable[[Path], None]) -> None:
+    `is_echo` tells memoryd's own writes (a capture pass's notes, already indexed and
+    compiled by the pass's refresh) from other changes: their events are no work.
+    """
+
+    def __init__(
+        self, root: MemoryRoot, callback: Callable[[Path], None], is_echo: Callable[[Path], bool] = lambda _: False
+    ) -> None:
         self.root = root
         self.callback = callback
+        self.is_echo = is_echo
 
     def dispatch(self, event: Any) -> None:
-        if _relevant(self.root, event):
+        if _relevant(self.root, event, self.is_echo):
             self.callback(self.root.path)
 
 
-def _relevant(root: MemoryRoot, event: Any) -> bool:
+def _relevant(root: MemoryRoot, event: Any, is_echo: Callable[[Path], bool]) -> bool:
     """True when an event can change what the tree's index or compiled files should hold.
 
-    compile's own writes (index.md, ROOT.md, renamed into place from a hidden temp file)
-    and a folder's "modified" (any file in it changed) are echoes, never work; a deleted
-    compiled file is, since compile puts it back.
+    compile's own writes (index.md, ROOT.md, renamed into place from a hidden temp file),
+    a folder's "modified" (any file in it changed) and a file still as memoryd last
+    wrote it are echoes, never work; a deleted compiled file is, since compile puts it back.
     """
     if event.event_type in ("opened", "closed_no_write") or (event.is_directory and event.event_type == "modified"):
         return False
@@ -62,7 +69,9 @@ def _relevant(root: MemoryRoot, event: Any) -> bool:
                 return True
             continue
         what = classify_path(root, path)
-        if what == "memory" or (what == "compiled" and event.event_type == "deleted"):
+        if what == "memory" and not is_echo(path):
+            return True
+        if what == "compiled" and event.event_type == "deleted":
             return True
     return False
 

@@ -32,6 +32,7 @@ class Jobs:
     """Capture, tree refresh and sweep for `memoryd run`."""
 
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
+        from daemon.capture.treewrite import OwnWrites
         from daemon.state import StateDB, WriteFence
 
         self.config = config
@@ -53,6 +54,8 @@ class Jobs:
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
         self._roots: dict[Path, MemoryRoot] = {}
+        # What the capture pass wrote into the trees: the watcher's echo of it is no work.
+        self.own_writes = OwnWrites()
 
     def _open_index(self):  # noqa: ANN202 - SearchIndex, imported lazily
         """Open index.db; a corrupt or foreign one is moved aside and rebuilt from the trees.
@@ -78,8 +81,8 @@ class Jobs:
 
     # -- capture -----------------------------------------------------------------------
 
-    def _open_capture(self):  # noqa: ANN202 - Capture, imported lazily
-        from daemon.capture.pipeline import open_capture
+    def _open_capture(self):  # noqa: ANN202 - Capturer, imported lazily
+        from daemon.capture.pipeline import open_capturer
         from daemon.config import ConfigError
         from daemon.opencode.reader import SourceError
 
@@ -93,7 +96,7 @@ class Jobs:
             self.log.info("source.reopened", db=str(self.paths.opencode_db))
         if self._capture is None:
             try:
-                self._capture = open_capture(self.config, self.clock, fence=self.fence)
+                self._capture = open_capturer(self.config, self.clock, fence=self.fence, own_writes=self.own_writes)
             except (SourceError, ConfigError) as exc:
                 self._source_failed(str(exc))
                 return None
@@ -145,6 +148,8 @@ class Jobs:
                 return None
             raise
         self._full_next = self._full_next and report.interrupted
+        for root in report.roots:  # the notes are indexed and compiled now, not on their echo
+            self._refresh(root)
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
@@ -202,21 +207,21 @@ class Jobs:
 
     def refresh_tree(self, root_path: Path) -> None:
         """Bring a tree's search entries up to date, then recompile what they touched."""
-        from daemon.memory.compile import sync_and_compile
-        from daemon.memory.gitignore import ensure_gitignore
-
         # Roots found by the last discovery: an event does not walk every project up to .git.
         root = self._roots.get(root_path) or next((r for r in self.roots() if r.path == root_path), None)
-        if root is None or not root.exists() or self._stop.is_set():  # stopping: nothing more is written
+        if root is not None:
+            self._refresh(root)
+
+    def _refresh(self, root: MemoryRoot) -> None:
+        from daemon.memory.refresh import refresh_tree
+
+        if not root.exists() or self._stop.is_set():  # stopping: nothing more is written
             return
-        done = sync_and_compile(self.index, root, everything=False)
-        written = done.compiled.written
-        if ensure_gitignore(root):
-            written.append(root.path / ".gitignore")
-        self.log.debug("tree.pass", root=str(root.path), index_changes=done.changed, written=len(written))
-        if written or done.changed:
+        done = refresh_tree(self.index, root)
+        self.log.debug("tree.pass", root=str(root.path), index_changes=done.changed, written=len(done.written))
+        if done.written or done.changed:
             self.log.info(
-                "tree.refreshed", root=str(root.path), written=[str(p) for p in written], index_changes=done.changed
+                "tree.refreshed", root=str(root.path), written=[str(p) for p in done.written], index_changes=done.changed
             )
 
     # -- sweep -----------------------------------------------------------------------
@@ -272,10 +277,8 @@ class Jobs:
             self._capture.cancel()
 
     def _close_capture(self) -> None:
-        from daemon.capture.pipeline import close_capture
-
         if self._capture is not None:
-            close_capture(self._capture)
+            self._capture.close()
             self._capture = None
 
     def close(self) -> None:

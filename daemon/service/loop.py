@@ -387,7 +387,7 @@ class Daemon:
                 if path != db_folder and path not in wanted:
                     self._observer.unschedule(self._watched.pop(path))
             for path in sorted(wanted.keys() - set(self._watched)):
-                handler = TreeEvents(wanted[path], self._on_tree_event)
+                handler = TreeEvents(wanted[path], self._on_tree_event, self.jobs.own_writes.is_echo)
                 self._watched[path] = self._observer.schedule(handler, path, recursive=True)
                 self.queue.mark(TREE + path)
                 self.log.info("tree.watching", root=path)

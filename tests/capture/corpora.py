@@ -47,6 +47,8 @@ class Scenario:
     turns: list[tuple[str, list[list[dict]]]]  # (request, assistant messages: each a list of parts)
     facts: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # strings a good note leaves out
+    # Fragments of claims the session later withdraws: never an outcome, cause or fix.
+    superseded: list[str] = field(default_factory=list)
     children: list[Scenario] = field(default_factory=list)
     junk: bool = False
 
@@ -106,6 +108,7 @@ def build_corpus(folder: Path, name: str, scenarios: list[Scenario]) -> Path:
             "project": scenario.project,
             "facts": scenario.facts,
             "absent": scenario.absent,
+            "superseded": scenario.superseded,
             "forbidden": [],
             "junk": scenario.junk,
         }
@@ -113,8 +116,18 @@ def build_corpus(folder: Path, name: str, scenarios: list[Scenario]) -> Path:
     return out
 
 
-def build_all(folder: Path) -> list[Path]:
-    """Every synthetic corpus, built under `folder`."""
+def multiturn_corpora() -> dict[str, list[Scenario]]:
+    """The longer multi-turn sessions (superseded attempts, blocked endings, long tool logs), by corpus."""
+    from tests.capture import corpus_multiturn_cjk as cjk
+    from tests.capture import corpus_multiturn_en as en
+
+    return {"multiturn-en": en.ENGLISH, "multiturn-zh": cjk.CHINESE, "multiturn-ja": cjk.JAPANESE,
+            "multiturn-ko": cjk.KOREAN}
+
+
+def build_all(folder: Path, multiturn: bool = False) -> list[Path]:
+    """Every synthetic corpus (or only the multi-turn ones), built under `folder`."""
     from tests.capture.corpus_scenarios import CORPORA
 
-    return [build_corpus(folder, name, scenarios) for name, scenarios in CORPORA.items()]
+    chosen = multiturn_corpora() if multiturn else CORPORA
+    return [build_corpus(folder, name, scenarios) for name, scenarios in chosen.items()]

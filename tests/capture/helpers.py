@@ -44,15 +44,15 @@ def distill_once(opencode_db: Path | None = None):  # noqa: ANN201 - daemon.capt
     """One capture pass over the home's OpenCode database (or `opencode_db`), nothing left settling."""
     from dataclasses import replace
 
-    from daemon.capture.pipeline import PassOptions, close_capture, open_capture
+    from daemon.capture.pipeline import PassOptions, open_capturer
     from daemon.config import Config, load_settings
 
     settings, paths = load_settings()
     if opencode_db is not None:
         paths = replace(paths, opencode_db=opencode_db)
     settings.capture.settle_seconds = 0
-    capture = open_capture(Config(settings, paths))
+    capture = open_capturer(Config(settings, paths))
     try:
         return capture.run_pass(PassOptions())
     finally:
-        close_capture(capture)
+        capture.close()

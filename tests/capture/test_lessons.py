@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from daemon.capture.distill.base import Distilled
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.lessons import statements
-from daemon.capture.pipeline import Capture, PassOptions
+from daemon.capture.pipeline import Capturer, PassOptions
 from daemon.cli.main import cli
 from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
@@ -22,16 +22,16 @@ from tests.capture.helpers import add_message, max_time
 LESSON = "alembic autogenerate ignores Python-side defaults; set server_default on the column."
 
 
-def capture_for(db: Path, distiller=None, **notes) -> Capture:
+def capture_for(db: Path, distiller=None, **notes) -> Capturer:
     settings, paths = load_settings()
     for key, value in notes.items():
         setattr(settings.notes, key, value)
     clock = (max_time(db) + 60_000) / 1000
-    return Capture(Config(settings, paths), OpenCodeReader(db), StateDB(paths.state_db), distiller or ExtractiveDistiller(),
+    return Capturer(Config(settings, paths), OpenCodeReader(db), StateDB(paths.state_db), distiller or ExtractiveDistiller(),
                    clock=lambda: clock)
 
 
-def close(capture: Capture) -> None:
+def close(capture: Capturer) -> None:
     capture.reader.close()
     capture.state.close()
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from daemon.capture.distill.base import SECTIONS
 from daemon.capture.distill.prompt import PROMPT_VERSION
-from daemon.capture.pipeline import PassOptions, close_capture, open_capture
+from daemon.capture.pipeline import PassOptions, open_capturer
 from daemon.cli.main import cli
 from daemon.config import Config, load_settings
 from daemon.state import StateDB
@@ -107,12 +107,12 @@ def status_text(clock=time.time) -> str:
 
 
 def capture_at(clock, **capture):
-    """open_capture() with the environment's settings, settle 0, and an injected clock."""
+    """open_capturer() with the environment's settings, settle 0, and an injected clock."""
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
     for key, value in capture.items():
         setattr(settings.capture, key, value)
-    return open_capture(Config(settings, paths), clock)
+    return open_capturer(Config(settings, paths), clock)
 
 
 def notes_in(root: Path) -> dict[str, Path]:
@@ -244,7 +244,7 @@ def test_spent_budget_leaves_sessions_pending_until_tomorrow(home, fixture_db, f
     try:
         report = capture.run_pass()
     finally:
-        close_capture(capture)
+        capture.close()
     assert sorted(report.distilled) == sorted(r.session_id for r in waiting) and not report.pending
     assert len(model.requests) == 6
     assert set(notes_in(home.global_root)) == {s["session"] for s in roots(fixture_sessions)}
@@ -279,7 +279,7 @@ def test_budget_fallback_writes_extractive_notes_then_upgrades_them(home, fixtur
     try:
         report = capture.run_pass()
     finally:
-        close_capture(capture)
+        capture.close()
     assert sorted(report.distilled) == stand_ins and len(model.requests) == 6
     assert notes_in(home.global_root) == notes
     for sid in stand_ins:
@@ -312,7 +312,7 @@ def test_an_upgrade_the_model_cannot_do_stops_costing_calls(home, fixture_db, mo
             assert not again.failed and not again.distilled
         assert len(model.requests) == asked
     finally:
-        close_capture(capture)
+        capture.close()
     assert note.read_bytes() == kept  # its extractive note stays
     assert "maximum context length exceeded" in status_text(tomorrow)
 
@@ -425,7 +425,7 @@ def test_a_session_the_server_always_fails_waits_with_backoff_and_never_blocks_t
         fixed = capture.run_pass(daemon_pass)
         assert fixed.distilled == [broken["session"]]
     finally:
-        close_capture(capture)
+        capture.close()
     assert set(notes_in(home.global_root)) == {s["session"] for s in roots(fixture_sessions)}
     assert all(model.asked(s["project"]) == 1 for s in healthy)
 
@@ -498,7 +498,7 @@ def test_two_calls_run_at_once_and_every_note_is_written(home, fixture_db, fixtu
     try:
         report = capture.run_pass()
     finally:
-        close_capture(capture)
+        capture.close()
     assert len(report.distilled) == 6 and len(report.junk) == 1 and not report.failed
     assert len(model.requests) == 6 and model.max_active == 2
     notes = notes_in(home.global_root)
@@ -522,6 +522,6 @@ def test_session_force_and_limit_decide_the_calls(home, fixture_db, fixture_sess
     try:
         report = capture.run_pass(PassOptions(limit=3))  # the oldest three: one done, one new, the greeting
     finally:
-        close_capture(capture)
+        capture.close()
     assert report.distilled == [fixture_sessions["cjk-deploy"]["session"]]
     assert report.junk == [fixture_sessions["junk-hello"]["session"]] and len(model.requests) == 3

@@ -8,7 +8,8 @@ import frontmatter
 import pytest
 
 from daemon.capture.distill.base import Distilled
-from daemon.capture.notes import choose_note_dir, note_filename, render_note
+from daemon.capture.notes import choose_note_dir, note_filename, render_note, tree_of_note
+from daemon.memory.roots import MemoryRoot
 from daemon.opencode.reader import SessionInfo
 
 KEY = "sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn7"
@@ -105,22 +106,32 @@ def repo(tmp_path) -> Path:
 
 def test_a_project_with_a_memory_tree_gets_its_notes(tmp_path, repo):
     (repo / ".memory").mkdir()
-    where = choose_note_dir(session(directory=str(repo / "src")), "auto", "sessions", tmp_path / "global")
-    assert where == repo.resolve() / ".memory" / "sessions"
+    where = choose_note_dir(session(directory=str(repo / "src")), "auto", MemoryRoot(tmp_path / "global", "global"))
+    assert where == MemoryRoot(repo / ".memory", "project")
 
 
 def test_a_project_without_a_memory_tree_sends_notes_to_the_global_tree(tmp_path, repo):
-    global_root = tmp_path / "global"
-    assert choose_note_dir(session(directory=str(repo)), "auto", "sessions", global_root) == global_root / "sessions"
+    global_root = MemoryRoot(tmp_path / "global", "global")
+    assert choose_note_dir(session(directory=str(repo)), "auto", global_root) == global_root
     # Opting in by setting notes.target = "project" creates the project tree instead.
-    assert choose_note_dir(session(directory=str(repo)), "project", "sessions", global_root) == (
-        repo.resolve() / ".memory" / "sessions"
+    assert choose_note_dir(session(directory=str(repo)), "project", global_root) == MemoryRoot(
+        repo / ".memory", "project"
     )
 
 
 def test_global_target_and_vanished_folders_go_to_the_global_tree(tmp_path, repo):
-    global_root = tmp_path / "global"
+    global_root = MemoryRoot(tmp_path / "global", "global")
     (repo / ".memory").mkdir()
-    assert choose_note_dir(session(directory=str(repo)), "global", "sessions", global_root) == global_root / "sessions"
+    assert choose_note_dir(session(directory=str(repo)), "global", global_root) == global_root
     for gone in ("", str(tmp_path / "deleted-checkout"), "/nonexistent/other-machine/src"):
-        assert choose_note_dir(session(directory=gone), "project", "sessions", global_root) == global_root / "sessions"
+        assert choose_note_dir(session(directory=gone), "project", global_root) == global_root
+
+
+def test_a_note_on_disk_keeps_the_tree_it_lies_in(tmp_path, repo):
+    global_root = MemoryRoot(tmp_path / "global", "global")
+    project = MemoryRoot(repo / ".memory", "project")
+    info = session(directory=str(repo))
+    assert tree_of_note(global_root.path / "sessions" / "a.md", info, global_root) == global_root
+    assert tree_of_note(project.path / "sessions" / "a.md", info, global_root) == project
+    elsewhere = tmp_path / "old-target" / "sessions" / "a.md"
+    assert tree_of_note(elsewhere, info, global_root) == MemoryRoot(tmp_path / "old-target", "project")

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from daemon.capture.distill.base import SECTIONS, DistillError
 from daemon.capture.distill.extractive import ExtractiveDistiller
-from daemon.capture.pipeline import Capture, PassOptions
+from daemon.capture.pipeline import Capturer, PassOptions
 from daemon.cli.main import cli
 from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
@@ -40,15 +40,15 @@ class Counting(ExtractiveDistiller):
         return super().distill(transcript)
 
 
-def make_capture(distiller=None, now: float = NOW, **capture_settings) -> Capture:
+def make_capture(distiller=None, now: float = NOW, **capture_settings) -> Capturer:
     settings, paths = load_settings()
     for key, value in capture_settings.items():
         setattr(settings.capture, key, value)
     reader = OpenCodeReader(paths.opencode_db)
-    return Capture(Config(settings, paths), reader, StateDB(paths.state_db), distiller or Counting(), clock=lambda: now)
+    return Capturer(Config(settings, paths), reader, StateDB(paths.state_db), distiller or Counting(), clock=lambda: now)
 
 
-def close(capture: Capture) -> None:
+def close(capture: Capturer) -> None:
     capture.reader.close()
     capture.state.close()
 
@@ -229,6 +229,30 @@ def test_notes_go_to_a_project_tree_that_exists(home, tmp_path, fixture_db, fixt
     assert result.exit_code == 0, result.output
     assert (project / ".memory" / "sessions" / "index.md").exists()
     assert (project / ".memory" / "ROOT.md").exists()
+
+
+def test_distill_refreshes_exactly_the_trees_it_wrote_gitignore_included(home, tmp_path, fixture_db, fixture_sessions):
+    import sqlite3
+
+    from daemon.memory.gitignore import BEGIN
+
+    project = tmp_path / "webapp"
+    (project / ".memory").mkdir(parents=True)
+    (project / ".git").mkdir()
+    other = tmp_path / "untouched"
+    (other / ".memory").mkdir(parents=True)
+    (other / ".git").mkdir()
+    sid = fixture_sessions["deploy-pnpm"]["session"]
+    conn = sqlite3.connect(fixture_db)
+    with conn:
+        conn.execute("UPDATE session SET directory = ? WHERE id = ?", (str(project), sid))
+    conn.close()
+    result = CliRunner().invoke(cli, ["distill", "--settle", "0"])
+    assert result.exit_code == 0, result.output
+    for tree in (project / ".memory", home.global_root):  # both new trees, both written to
+        assert BEGIN in (tree / ".gitignore").read_text()
+        assert (tree / "sessions" / "index.md").exists() and (tree / "ROOT.md").exists()
+    assert not list((other / ".memory").iterdir())  # a tree the pass did not write is left alone
 
 
 KILLER = textwrap.dedent(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon.capture.distill.base import Distilled
 from daemon.capture.distill.extractive import ExtractiveDistiller
-from daemon.capture.pipeline import Capture, Identity, PassOptions
+from daemon.capture.pipeline import Capturer, Identity, PassOptions
 from daemon.config import Config, load_settings
 from daemon.opencode.reader import OpenCodeReader
 from daemon.state import StateDB
@@ -27,14 +27,14 @@ class Versioned(ExtractiveDistiller):
                          prompt_version=self.version)
 
 
-def capture_with(version: str) -> Capture:
+def capture_with(version: str) -> Capturer:
     settings, paths = load_settings()
     reader = OpenCodeReader(paths.opencode_db)
-    return Capture(Config(settings, paths), reader, StateDB(paths.state_db), Versioned(version),
+    return Capturer(Config(settings, paths), reader, StateDB(paths.state_db), Versioned(version),
                    Identity("openai:scripted", version), clock=lambda: NOW)
 
 
-def close(capture: Capture) -> None:
+def close(capture: Capturer) -> None:
     capture.reader.close()
     capture.state.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import frontmatter
 from click.testing import CliRunner
 
+from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
 from daemon.cli.main import cli
 
 
@@ -32,7 +33,7 @@ def test_list_junk_names_each_skipped_session_with_its_reason(home, fixture_db, 
     assert result.exit_code == 0, result.output
     junk = fixture_sessions["junk-hello"]["session"]
     assert junk in result.output and "1 session(s) skipped as junk" in result.output
-    assert "why: only greetings" in result.output and "[extractive x2]" in result.output
+    assert "why: only greetings" in result.output and f"[extractive {EXTRACTIVE_VERSION}]" in result.output
     for spec in fixture_sessions.values():
         if not spec["junk"]:
             assert spec["session"] not in result.output

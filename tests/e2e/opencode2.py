@@ -49,7 +49,7 @@ INSTALL_PREFIX2 = REPO / ".cache" / "opencode2"
 PLATFORM_PACKAGE = "@opencode/cli-linux-x64-baseline"
 #: 2.0 spells some tools and arguments differently from 1.x.
 TOOL_NAMES = {"bash": "shell", "task": "subagent"}
-ARG_NAMES = {"filePath": "path"}
+ARG_NAMES = {"filePath": "path", "subagent_type": "agent"}
 
 
 def opencode2_binary() -> Path | None:

@@ -51,3 +51,42 @@ def test_each_markdown_edit_costs_exactly_one_compile_pass(home, daemon, notify)
 
     assert daemon.stop() == 0, daemon.output()
     assert "Traceback" not in daemon.output()
+
+
+def test_a_note_the_daemon_writes_costs_one_refresh_not_a_second_on_its_echo(home, fixture_db, fixture_sessions, daemon, notify):  # noqa: F811
+    from tests.capture.helpers import add_message, max_time
+
+    daemon.start()
+    wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+    before = settled(daemon)
+    sid = fixture_sessions["deploy-pnpm"]["session"]
+    at = max_time(fixture_db) + 1000
+    text = "Also pin the pnpm version in CI"
+    add_message(fixture_db, sid, "msg_zzzz7", "user", [("prt_zzzz7", {"type": "text", "text": text})], at)
+    index_md = home.global_root / "sessions" / "index.md"
+    wait_for(lambda: any(text in n.read_text() for n in index_md.parent.glob("*.md")), what="the note rewritten")
+    # The pass's own refresh indexes and compiles the note; the watcher hears the write
+    # (a rename into the folder) and knows it for our own: no second pass.
+    assert settled(daemon) == before + 1, daemon.output()[-3000:]
+    assert daemon.stop() == 0, daemon.output()
+
+
+def test_an_edit_after_our_write_is_work_again(tmp_path):
+    from watchdog.events import FileModifiedEvent, FileMovedEvent
+
+    from daemon.capture.treewrite import OwnWrites, TreeWriter
+    from daemon.memory.roots import MemoryRoot
+    from daemon.service.events import TreeEvents
+    from daemon.state import WriteFence
+
+    root = MemoryRoot(tmp_path / "tree", "global")
+    note = root.path / "sessions" / "note.md"
+    writer = TreeWriter(WriteFence(), OwnWrites())
+    heard: list = []
+    handler = TreeEvents(root, heard.append, writer.own.is_echo)
+    assert writer.write_note(root, note, "---\ntitle: n\n---\nbody\n")
+    handler.dispatch(FileMovedEvent(str(root.path / "sessions" / ".memoryd-tmp-1"), str(note)))
+    assert heard == []  # our own write's echo
+    note.write_text("---\ntitle: n\n---\nbody, edited by hand\n")
+    handler.dispatch(FileModifiedEvent(str(note)))
+    assert heard == [root.path]

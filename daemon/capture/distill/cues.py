@@ -104,3 +104,48 @@ def kind_of(sentence: str) -> str | None:
 def strong_kind(sentence: str) -> str | None:
     """The kind of a sentence whose wording leaves no doubt (a decision, a root cause), or None."""
     return next((kind for kind, regex in _STRONG_RE.items() if regex.search(sentence)), None)
+
+
+# --- decisive findings and plans ------------------------------------------------------
+
+_DECISIVE_RE = _cue_regex(
+    ("found it", "found the bug", "found the problem", "found the cause", "found the culprit", "found the issue",
+     "is the problem", "was the problem", "is the culprit", "was the culprit", "is the cause", "was the cause",
+     "is the real cause", "the real cause", "the actual cause", "the real problem", "culprit", "confirmed", "confirms",
+     "root cause", "turns out", "turned out", "caused by", "pinpointed", "tracked it down", "narrowed it down"),
+    ("找到了", "找到原因", "原因是", "根因", "确认了", "已确认", "确认是", "可以确认", "问题出在", "罪魁祸首", "真正的原因",
+     "判明", "原因は", "原因が分か", "突き止め", "真因", "確認できました", "と確認", "ことを確認",
+     "원인은", "원인이", "찾았습니다", "찾았다", "확인됐", "확인되었", "확인했", "밝혀", "범인은", "진짜 원인"),
+)
+# Wording that makes a statement a guess, not a finding.
+_HEDGE_RE = _cue_regex(
+    ("probably", "maybe", "might", "perhaps", "i think", "i suspect", "likely", "possibly", "could be", "my guess"),
+    ("可能", "也许", "大概", "猜", "我觉得", "だと考え", "と思い", "かもしれ", "おそらく", "たぶん", "아마", "같습니다", "추측"),
+)
+# Narration of what the agent is about to do, at a sentence's start: not a result.
+NARRATION = re.compile(
+    r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
+)
+# A plan anywhere in a sentence ("…so I'll fix the hook", "should fix the apply"): never a fix.
+_INTENT_RE = re.compile(
+    r"(?i)\b(?:i'll|i will|i'm going to|i am going to|let me|we need to|i need to|next i|plan to|going to try|will try)\b"
+    r"|我会|我来|让我|我先|打算|准备|接下来|将会|してみます|しましょう|するつもり|予定です|にします。?$|します。?$"
+    r"|하겠습니다|할게요|해 보겠|할 예정|하려고"
+)
+# An expectation ("should go through now") is not a fix either, though it may be a claim that fails.
+_SHOULD_RE = re.compile(r"(?i)\b(?:should|ought to)\b|应该|べき|はずです|해야 합")
+
+
+def is_decisive(sentence: str) -> bool:
+    """A finding stated as settled ("found it", "X is the culprit", "原因是", "判明", "원인은"), not hedged."""
+    return bool(_DECISIVE_RE.search(sentence)) and not _HEDGE_RE.search(sentence)
+
+
+def is_intent(sentence: str) -> bool:
+    """What the agent is about to do ("Let me…", "…so I'll fix the hook", "修正します"), not what it did."""
+    return bool(NARRATION.match(sentence) or _INTENT_RE.search(sentence))
+
+
+def is_plan(sentence: str) -> bool:
+    """An intent or an expectation ("should fix the apply"): never a fix that worked."""
+    return is_intent(sentence) or bool(_SHOULD_RE.search(sentence))

@@ -12,14 +12,17 @@ import re
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
+from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
-from daemon.capture.distill.touched import FILE_KEYS, Touched
+from daemon.capture.distill.problems import failing_line, is_lifted, output_lines
+from daemon.capture.distill.supersede import Superseded, find_superseded, render_attempt
+from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
 # version are judged again.
-EXTRACTIVE_VERSION = "x2"
+EXTRACTIVE_VERSION = "x3"
 
 WORKED, OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = SECTIONS
 _SECTION_OF = {
@@ -30,19 +33,17 @@ _SECTION_OF = {
     cues.FIX: PROBLEMS,
     cues.FOLLOWUP: FOLLOWUPS,
 }
-_LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 6, FOLLOWUPS: 5}
+_LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 8, FOLLOWUPS: 5}
+_FAILING_COMMANDS = 3  # failing commands listed under Problems & Fixes, first ones first
 _ERROR_LINE = re.compile(
     r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
     r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
 )
-# Narration of what the agent is about to do is not a result.
-_NARRATION = re.compile(
-    r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
-)
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
 _ITEM_CHARS = 300
-_OUTCOME_CHARS = 1200  # shared by the turns' conclusions
-_DESCRIPTION_CHARS = 200
+_ASK_CHARS = 400  # a request is kept whole up to this, then cut at a word
+_LAST_OUTCOME_CHARS = 500  # the final state
+_OUTCOME_CHARS = 900  # shared by the earlier turns' conclusions
 
 
 def _short(text: str, limit: int = _ITEM_CHARS) -> str:
@@ -52,9 +53,11 @@ def _short(text: str, limit: int = _ITEM_CHARS) -> str:
 class _Note:
     """Sections being filled, with every statement's key claimed by one section only."""
 
-    def __init__(self) -> None:
+    def __init__(self, superseded: Superseded | None = None) -> None:
         self.sections: dict[str, list[str]] = {name: [] for name in SECTIONS}
-        self.used: set[str] = set()
+        self.superseded = superseded or Superseded()
+        # A withdrawn claim is stated once, as a failed attempt, and nowhere else.
+        self.used: set[str] = set(self.superseded.withdrawn)
 
     def claimed(self, text: str) -> bool:
         k = key(text)
@@ -76,27 +79,44 @@ def _is_result(sentence: str) -> bool:
     labelled = cues.label_of(sentence)
     if labelled and labelled[0] != cues.FIX:
         return False
-    return not (sentence.endswith("?") or sentence.endswith("？") or _NARRATION.match(sentence)) and not (
+    return not (sentence.endswith("?") or sentence.endswith("？") or cues.NARRATION.match(sentence)) and not (
         labelled is None and cues.has_cue(sentence, cues.FOLLOWUP)
     )
 
 
+def _outcome_line(note: _Note, turn: Turn, limit: int) -> tuple[str, list[str]]:
+    """A turn's result line and the sentences it holds."""
+    every = sentences(turn.conclusion)
+    results = [s for s in every if _is_result(s) and not note.claimed(s)]
+    # The first result states the outcome; later ones that are plainly a decision or
+    # a root cause belong in their own section.
+    # A retraction in the last turn is the state the session ended in: it stays.
+    standing = note.superseded.retractions
+    results = results[:1] + [s for s in results[1:] if key(s) in standing or not cues.strong_kind(s)]
+    line = clip_sentences(results, limit)
+    return line, [s for s in results if s in line]
+
+
 def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
-    """One line per turn with a conclusion; returns the sentences the lines left out."""
+    """The last turn's result first (where the session ended), then the earlier turns' that still stand.
+
+    Returns the conclusions' sentences the lines left out.
+    """
     concluded = [t for t in turns if t.conclusion]
-    per_turn = max(160, _OUTCOME_CHARS // max(1, len(concluded)))
     rest: list[str] = []
-    for turn in concluded:
-        every = sentences(turn.conclusion)
-        results = [s for s in every if _is_result(s) and not note.claimed(s)]
-        # The first result states the outcome; later ones that are plainly a decision or
-        # a root cause belong in their own section.
-        results = results[:1] + [s for s in results[1:] if not cues.strong_kind(s)]
-        line = clip_sentences(results, per_turn)
-        kept = [s for s in results if s in line]
+    if not concluded:
+        return rest
+    per_turn = max(160, _OUTCOME_CHARS // max(1, len(concluded) - 1))
+    lines: dict[int, str] = {}
+    for number, turn in reversed(list(enumerate(concluded))):
+        line, kept = _outcome_line(note, turn, _LAST_OUTCOME_CHARS if number == len(concluded) - 1 else per_turn)
         if not (line and note.add(OUTCOME, line, kept)):
             kept = []
-        rest += [s for s in every if s not in kept]
+        else:
+            lines[number] = line
+        rest += [s for s in sentences(turn.conclusion) if s not in kept]
+    order = sorted(lines)
+    note.sections[OUTCOME] = [lines[n] for n in order[-1:] + order[:-1]]
     return rest
 
 
@@ -114,13 +134,24 @@ def _followups(note: _Note, turns: list[Turn]) -> None:
             note.add(FOLLOWUPS, _short(sentence))
 
 
-def _classified(note: _Note, candidates: list[str]) -> None:
-    """Sort statements into Decisions / Findings / Problems by label or cue."""
+def _decisive(note: _Note, candidates: list[str]) -> None:
+    """Settled findings ("found it", "原因是", "判明", "원인은") first, wherever in the session they stand."""
+    for sentence in candidates:
+        if cues.is_decisive(sentence) and not cues.is_intent(sentence) and cues.kind_of(sentence) != cues.DECISION:
+            note.add(FINDINGS, _short(sentence))
+
+
+def _classified(note: _Note, candidates: list[str], lifted: set[str]) -> None:
+    """Sort statements into Decisions / Findings / Problems by label or cue; plans and lifted lines are no fix."""
     for sentence in candidates:
         kind = cues.kind_of(sentence)
+        if kind in (None, cues.FOLLOWUP, cues.FIX) and (cues.is_plan(sentence) or is_lifted(sentence, lifted)):
+            continue
         if kind is None or kind == cues.FOLLOWUP:
             if _ERROR_LINE.search(sentence):
                 note.add(PROBLEMS, _short(sentence))
+            continue
+        if cues.is_intent(sentence) and not cues.label_of(sentence):
             continue
         note.add(_SECTION_OF[kind], _short(sentence))
 
@@ -133,45 +164,43 @@ def _subagent_result(note: _Note, output: str) -> None:
 
 
 def _tool_problems(note: _Note, tools: list[Entry]) -> None:
+    """The first failing commands, each with its first real error line."""
+    listed = 0
+    errors: set[str] = set()
     for tool in tools:
-        if tool.status == "error":
-            target = next((tool.input[k] for k in FILE_KEYS if k in tool.input), tool.input.get("command", ""))
-            note.add(PROBLEMS, _short(f"`{tool.tool}` {target} failed: {tool.error}".replace(" ` ", " ")))
-    for tool in tools:
-        lines = [line.strip() for line in (tool.output or "").splitlines() if _ERROR_LINE.search(line)]
-        for line in list(dict.fromkeys(lines))[:2]:
-            note.add(PROBLEMS, _short(f"`{tool.tool}` output: {line}", 240))
+        line = failing_line(tool)
+        error = re.split(r"` (?:failed|shows): ", line, maxsplit=1)[-1]
+        if not line or error in errors or listed >= _FAILING_COMMANDS:
+            continue
+        if note.add(PROBLEMS, line):
+            listed += 1
+            errors.add(error)
+
+
+def _attempts(note: _Note, language: str) -> None:
+    for attempt in note.superseded.attempts:
+        items = note.sections[PROBLEMS]
+        line = render_attempt(attempt, language)
+        if line not in items:
+            items.append(line)
 
 
 def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
-    """Title and each request's opening; returns request sentences left for other sections."""
+    """Title and each request, whole up to a limit; returns what of the requests other sections may use."""
     if title:
         note.add(WORKED, _short(title))
     rest: list[str] = []
     for turn in turns:
         for ask in turn.asked:
             parts = sentences(ask, min_weight=4) or [ask]
-            line = clip_sentences(parts, 200)
-            kept = [p for p in parts if p in line]
-            rest += [p for p in parts if p not in kept]
-            note.add(WORKED, line, kept)
+            whole = clip_sentences(parts, 10 * _ASK_CHARS)
+            line = whole if len(whole) <= _ASK_CHARS else whole[: _ASK_CHARS - 1].rsplit(" ", 1)[0] + "…"
+            note.add(WORKED, line, parts)
+            note.used |= {key(p) for p in parts}  # the request is never repeated in another section
             # An error pasted as a code block or a log is no sentence, but it is the problem.
             rest += [e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e) and e.strip() not in line]
+            rest += [p for p in parts if cues.label_of(p) and cues.kind_of(p) == cues.DECISION and p not in line]
     return rest
-
-
-def _description(note: _Note, first_ask: str, title: str, files: list[str]) -> str:
-    """The outcome's first sentence; never the user's own question."""
-    touched = [line.split("`")[1] for line in files if line.startswith("`")][:3]
-    fallback = f"No result stated; touched {', '.join(touched)}." if touched else "No result stated in the session."
-    candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], title, fallback]
-    asked = key(first_ask)
-    for text in candidates:
-        first = (sentences(text) or [text])[0]
-        k = key(first)
-        if k and k != asked and not asked.startswith(k):
-            return _short(first, _DESCRIPTION_CHARS)
-    return fallback
 
 
 class ExtractiveDistiller:
@@ -185,27 +214,25 @@ class ExtractiveDistiller:
             return Distilled(junk=True, distiller=self.name, prompt_version=EXTRACTIVE_VERSION)
         turns = split_turns(transcript.entries)
         tools = [t for turn in turns for t in turn.tools]
-        note = _Note()
+        language = language_of([a for turn in turns for a in turn.asked] or [transcript.session.title])
+        note = _Note(find_superseded(turns, language))
         asked_rest = _worked_on(note, transcript.session.title, turns)
         _followups(note, turns)
         rest = _outcomes(note, turns)
+        note.used |= note.superseded.retractions  # stated by the failed attempt that quotes it
         said = [s for turn in turns for text in turn.said[:-1] for s in sentences(text)]
-        _classified(note, [*rest, *said])
+        _decisive(note, [*said, *rest])
+        _tool_problems(note, tools)
+        _attempts(note, language)
+        _classified(note, [*rest, *said], output_lines(tools))
         for tool in tools:
             if tool.tool == "task" and tool.output:
                 _subagent_result(note, tool.output)
-        _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.search(s)])
-        _tool_problems(note, tools)
-        touched = Touched(transcript.session.directory)
-        for turn in turns:
-            for tool in turn.tools:
-                touched.add_tool(tool)
-            for mention in turn.mentions:
-                if mention.startswith("changed files: "):
-                    touched.add_changed(mention.removeprefix("changed files: ").split(","))
-        note.sections[FILES] = touched.lines()
+        _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.search(s)], set())
+        note.sections[FILES] = _files(transcript.session.directory, turns)
         first_ask = next((a for turn in turns for a in turn.asked), "")
-        summary = _description(note, first_ask, transcript.session.title, note.sections[FILES])
+        candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], transcript.session.title]
+        summary = description(candidates, first_ask, note.sections[FILES], language)
         return Distilled(
             junk=False,
             body=render_sections(note.sections),
@@ -216,6 +243,17 @@ class ExtractiveDistiller:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _files(directory: str, turns: list[Turn]) -> list[str]:
+    touched = Touched(directory)
+    for turn in turns:
+        for tool in turn.tools:
+            touched.add_tool(tool)
+        for mention in turn.mentions:
+            if mention.startswith("changed files: "):
+                touched.add_changed(mention.removeprefix("changed files: ").split(","))
+    return touched.lines()
 
 
 def render_sections(sections: dict[str, list[str]]) -> str:

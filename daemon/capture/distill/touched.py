@@ -89,6 +89,11 @@ def redirect_targets(command: str) -> list[str]:
     return targets
 
 
+def reads_only(command: str) -> bool:
+    """A command that only shows files (`cat f`, `tail -n 50 app.log`, `sed -n '1,9p' f | head`)."""
+    return bool(_read_only_targets(command.strip()))
+
+
 def _segment_targets(command: str) -> list[str] | None:
     """Files one read-only command names ([] when it filters its input), or None."""
     try:
@@ -164,9 +169,29 @@ class Touched:
                 self.touch(path.strip(), "edited")
 
     def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
-        files = [f"`{path}` ({', '.join(how)})" for path, how in self.files.items()][:max_files]
-        commands = list(dict.fromkeys(self.commands))[:max_commands]
-        return files + commands
+        """Files changed first, then files only read; runs of look-alikes (`frame_0.cpp` … `frame_25.cpp`,
+        one build per target) shown once with their count, so a long session's list keeps its variety."""
+        changed = [(p, h) for p, h in self.files.items() if h != ["read"]]
+        read = [(p, h) for p, h in self.files.items() if h == ["read"]]
+        files = [f"`{path}` ({', '.join(how)}{more})" for path, how, more in _alike([*changed, *read])]
+        commands = [f"{command} ({more.removeprefix('; ')})" if more else command
+                    for command, _, more in _alike([(c, []) for c in dict.fromkeys(self.commands)])]
+        return files[:max_files] + commands[:max_commands]
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _alike(items: list[tuple[str, list[str]]]) -> list[tuple[str, list[str], str]]:
+    """Items grouped by their shape (digits aside), first of each kept with "; and N more like it"."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for text, how in items:
+        groups.setdefault((_DIGITS.sub("#", text), tuple(how)), []).append(text)
+    out = []
+    for (_, how), members in groups.items():
+        more = f"; and {len(members) - 1} more like it" if len(members) > 1 else ""
+        out.append((members[0], list(how), more))
+    return out
 
 
 def _short(text: str, limit: int) -> str:

@@ -32,6 +32,7 @@ class Turn:
     said: list[str] = field(default_factory=list)
     tools: list[Entry] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)
+    steps: list[Entry] = field(default_factory=list)  # the assistant's texts and tool calls, in order
 
     @property
     def conclusion(self) -> str:
@@ -54,8 +55,10 @@ def split_turns(entries: tuple[Entry, ...] | list[Entry]) -> list[Turn]:
             turns.append(current)
         if entry.kind == "text":
             current.said.append(entry.text)
+            current.steps.append(entry)
         elif entry.kind == "tool":
             current.tools.append(entry)
+            current.steps.append(entry)
         elif entry.kind == "mention":
             current.mentions.append(entry.text)
     return turns

@@ -1,0 +1,95 @@
+"""Pure: what goes under Problems & Fixes: a failing command with its first real error line.
+
+A command's output is mostly noise: progress, test tallies ("1 failed"), echoed source.
+The line worth keeping is the first that reports an error, in any casing: a compiler or
+linker diagnostic, an exception, `Error:` / `error:` / `fatal:`; only when there is none,
+a line that says something failed. Output of a tool that reads a file is never a problem:
+it is source. A sentence that is a plan, or a line lifted from output or source, is no fix.
+"""
+
+from __future__ import annotations
+
+import re
+
+from daemon.capture.distill.base import Entry
+from daemon.capture.distill.touched import reads_only
+
+COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
+_STRONG = re.compile(
+    r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|\w(?:Error|Exception)\b|\bERR!|\bE\d{3}\b"
+    r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory"
+    r"|^E\s{2,}\S|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
+)
+_WEAK = re.compile(
+    r"(?i)(?<!\d )\bfailed\b|\bFAILED\b|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
+    r"|\bexceeded\b|\bcould not\b|\bcannot\b"
+    r"|\bunable to\b|\bunauthorized\b|\bforbidden\b|失败|失敗|실패"
+)
+# Lines that look like errors and are not: a tally, a "0 errors" summary, a warning, a traceback's frame.
+_NOT_AN_ERROR = re.compile(
+    r"(?i)^(?:traceback \(most recent call last\)|file \".*\", line \d+|warning:|-- )|\b(?:0|no) (?:errors?|failures?)\b"
+    r"|^\s*(?:tests?|test files)\s+\d+ failed|^\d+ (?:failed|passed)\b"
+)
+_FRAME = re.compile(r"^[\s│┃|╷╵╭╮╰╯>❯✗×•*-]+")
+_CODE = re.compile(
+    r"[;{}]\s*$|^(?:def|class|import|from|return|const|let|var|function|#include|#define|public|private|static|fn|"
+    r"package|using|if|for|while)\b|^[\w.\[\]'\"]+\s*(?:=|\+=|:=)\s*\S|^\s*(?:<[^>]+>)"
+)
+
+
+def _clean(line: str) -> str:
+    return " ".join(_FRAME.sub("", line).split())
+
+
+def first_error_line(output: str) -> str:
+    """The first line of `output` that reports an error, else the first that says something failed, else ""."""
+    weak = ""
+    for raw in output.splitlines():
+        line = _clean(raw)
+        if len(line) < 4 or _NOT_AN_ERROR.search(line):
+            continue
+        if _STRONG.search(line):
+            return line
+        if not weak and _WEAK.search(line):
+            weak = line
+    return weak
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def failing_line(tool: Entry, file_keys: tuple[str, ...] = ("filePath", "path", "file")) -> str:
+    """"`cmd` failed: first error line" for a failed or erroring command, "`tool` path failed: …" for a failed tool."""
+    command = tool.input.get("command")
+    if tool.status == "error":
+        target = command or next((tool.input[k] for k in file_keys if k in tool.input), "")
+        error = first_error_line(tool.error) or _clean(tool.error.splitlines()[0] if tool.error else "")
+        label = f"`{_short(str(target), 100)}`" if command else f"`{tool.tool}` {_short(str(target), 100)}".rstrip()
+        return f"{label} failed: {_short(error, 240)}" if error else f"{label} failed"
+    if tool.tool.lower() not in COMMAND_TOOLS or not isinstance(command, str):
+        return ""
+    error = first_error_line(tool.output or "")
+    if not error:
+        return ""
+    # `cat app.log` did not fail: the file it shows holds the error.
+    verb = "shows" if reads_only(command) else "failed"
+    return f"`{_short(command, 100)}` {verb}: {_short(error, 240)}"
+
+
+def output_lines(tools: list[Entry]) -> set[str]:
+    """Every line of every tool's output and of every file a tool read, normalised: what a note never lifts."""
+    found: set[str] = set()
+    for tool in tools:
+        for raw in (tool.output or "").splitlines():
+            line = " ".join(_clean(raw).split()).casefold()
+            if len(line) >= 12:
+                found.add(line)
+    return found
+
+
+def is_lifted(sentence: str, lines: set[str]) -> bool:
+    """A sentence that is a line of output or source, or looks like code, not prose."""
+    text = " ".join(_clean(sentence).split()).casefold()
+    return text in lines or bool(_CODE.search(sentence.strip()))

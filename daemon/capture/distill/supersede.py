@@ -1,0 +1,199 @@
+"""Pure: statements a later part of the session withdraws, and the failed attempts they make.
+
+A *claim* is what the agent states as a result, a cause or a fix. A *retraction* takes
+claims back. There are two kinds. One says the problem persists ("still fails", "didn't
+help", "reverted my change", 还是失败, 効かなかった, 안 됐다): it withdraws the results and fixes
+claimed so far. The other says a diagnosis was wrong or did not hold ("that was not it",
+"didn't hold up", 不对, 違った, 원인이 아니): it withdraws the causes too. A retraction reaches
+back over its own turn's claims, or, when it opens a turn (a user reporting the fix broken)
+or its turn has claimed nothing yet, the previous turn's. A withdrawn claim is never an
+outcome, a cause or a fix: it becomes one failed attempt, "Tried X — did not work: Y".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from daemon.capture.distill import cues
+from daemon.capture.distill.base import Entry
+from daemon.capture.distill.problems import failing_line
+from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
+
+# How a failed attempt opens under Problems & Fixes, per language of the session.
+ATTEMPT_LABELS = {"en": ("Tried: ", " — did not work: "), "zh": ("尝试过：", "没有用："), "ja": ("試したこと：", "効かなかった："),
+                  "ko": ("시도: ", " — 효과 없음: ")}
+ATTEMPT_PREFIXES = tuple(label for label, _ in ATTEMPT_LABELS.values())
+_REPORTED = {"en": "the user reported: ", "zh": "用户反馈：", "ja": "ユーザーの報告：", "ko": "사용자 보고: "}
+FIXES, ALL = "fixes", "all"
+
+_FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
+            r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|red|flaky|wrong|the same|there|not|never|no|"
+            r"doesn't|does not|isn't|is not|won't|can't|cannot")
+_PERSISTS = re.compile(
+    r"(?i)\bstill\s+(?:\S+\s+){0,3}?(?:" + _FAILURE + r")\b"
+    r"|\b(?:didn't|did not|doesn't|does not|don't|won't|wouldn't|never) (?:really |actually )?(?:help|work|fix|solve|"
+    r"change anything|make (?:a|any) difference)\w*"
+    r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
+    r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
+    r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:it |that |them )?back\b|\bbacked out\b"
+    r"|\bundid\b|\bbroke again\b|\bregress(?:ed|ion)\b|\breappear\w*"
+    r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样)|没用(?![到过上])|没有用|不管用"
+    r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复"
+    r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
+    r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
+    r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
+    r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
+    r"|첫 번째 (?:수정|시도)|그대로 납니다"
+)
+_WRONG = re.compile(
+    r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug))\b"
+    r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
+    r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
+    r"|\bred herring\b|\bruled (?:it |that )?out\b|\bfalse alarm\b|\bscratch that\b|\bon second thought\b"
+    r"|\b(?:root )?cause (?:is )?(?:still )?(?:unknown|unclear|not (?:yet )?(?:known|found|clear))\b"
+    r"|(?:^|[，。,、\s])不对|不是(?:这个)?(?:原因|问题)|猜错|搞错|判断错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
+    r"|違いました|違った|違っていました|間違い(?:でした|だった)|見当違い|誤りでした|原因ではな|問題ではありません"
+    r"|原因(?:は)?(?:まだ)?(?:特定できていません|不明|わかっていません|分かっていません)"
+    r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|착각|원인은 아직"
+)
+_CONDITIONAL = re.compile(r"(?i)^(?:if|unless|in case|如果|要是|假如|もし|만약|만일)\b|^(?:如果|要是|假如|もし|만약)")
+_CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
+
+
+def retraction_scope(sentence: str) -> str | None:
+    """ALL when the sentence takes back a diagnosis, FIXES when it says the problem persists, else None."""
+    if _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")):
+        return None
+    if _WRONG.search(sentence):
+        return ALL
+    return FIXES if _PERSISTS.search(sentence) else None
+
+
+def states_finding(sentence: str) -> bool:
+    """A retraction that also names what is true instead ("That was not it: the real cause is X")."""
+    return cues.is_decisive(_WRONG.sub(" ", _PERSISTS.sub(" ", sentence)))
+
+
+def is_claim(sentence: str) -> bool:
+    """A statement of a result, cause or fix (not a plan, question, follow-up or durable rule)."""
+    labelled = cues.label_of(sentence)
+    if labelled and labelled[0] in (cues.LESSON, cues.GOTCHA, cues.DECISION, cues.FOLLOWUP):
+        return False
+    if labelled is None and cues.has_cue(sentence, cues.FOLLOWUP):
+        return False
+    return not (sentence.endswith(("?", "？")) or cues.is_intent(sentence))
+
+
+@dataclass
+class Attempt:
+    """Claims one retraction withdrew, and why they failed."""
+
+    claims: list[str]
+    reason: str
+    turn: int
+
+
+@dataclass
+class Superseded:
+    withdrawn: set[str] = field(default_factory=set)  # keys of withdrawn claims
+    retractions: set[str] = field(default_factory=set)  # keys of retraction sentences (not themselves findings)
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+@dataclass
+class _Claim:
+    turn: int
+    text: str
+    finding: bool
+    at: int  # position in the session
+
+
+@dataclass
+class _Reader:
+    language: str
+    claims: list[_Claim] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)  # (position, "`cmd` failed: line")
+    found: Superseded = field(default_factory=Superseded)
+    # Causes whose fix did not help: withdrawn too once a later finding names another cause.
+    doubted: list[tuple[Attempt, list[_Claim]]] = field(default_factory=list)
+    at: int = 0
+
+    def claim(self, claim: _Claim) -> None:
+        if claim.finding:
+            for attempt, causes in self.doubted:
+                attempt.claims[:0] = [c.text for c in causes if c in self.claims]
+                self.found.withdrawn |= {key(c.text) for c in causes if c in self.claims}
+                self.claims = [c for c in self.claims if c not in causes]
+            self.doubted = []
+        self.claims.append(claim)
+
+    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool) -> None:
+        window = [c for c in self.claims if c.turn == turn] or [c for c in self.claims if c.turn == turn - 1]
+        targets = [c for c in window if scope == ALL or not c.finding]
+        if not states_finding(sentence):
+            self.found.retractions.add(key(sentence))
+        if not targets:
+            return
+        reason = self._reason(sentence, following, by_user, max(c.at for c in targets))
+        attempt = Attempt([c.text for c in targets], reason, turn)
+        self.found.attempts.append(attempt)
+        self.found.withdrawn |= {key(c.text) for c in targets}
+        self.claims = [c for c in self.claims if c not in targets]
+        causes = [c for c in window if c.finding and c not in targets]
+        if causes:
+            self.doubted.append((attempt, causes))
+
+    def _reason(self, sentence: str, following: str, by_user: bool, since: int) -> str:
+        if by_user:
+            clause = next((c for c in _CLAUSE.split(sentence) if retraction_scope(c)), sentence)
+            return _REPORTED[self.language] + clip_sentences([clause.rstrip(":：,，;；")], 120)
+        if states_finding(sentence):  # "That was not it: the real cause is X": X is a finding of its own
+            return _CLAUSE.split(sentence)[0].rstrip(":：,，;；—")
+        reason = sentence
+        if weight(sentence) < 40 and following and not cues.is_decisive(following):
+            reason = clip_sentences([sentence, following], 240)
+            self.found.retractions.add(key(following))
+        error = next((text for at, text in self.errors if at > since), "")
+        if weight(reason) < 40 and error:
+            reason = f"{reason} {error}"
+        return reason
+
+
+def _read_step(reader: _Reader, number: int, step: Entry) -> None:
+    reader.at += 1
+    if step.kind == "tool":
+        line = failing_line(step)
+        if line:
+            reader.errors.append((reader.at, line))
+        return
+    parts = sentences(step.text)
+    for index, sentence in enumerate(parts):
+        scope = retraction_scope(sentence)
+        if scope:
+            following = parts[index + 1] if index + 1 < len(parts) else ""
+            reader.retract(number, sentence, scope, following, by_user=False)
+        elif is_claim(sentence):
+            finding = cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence)
+            reader.claim(_Claim(number, sentence, finding, reader.at))
+
+
+def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:
+    """Every claim a later part of the session withdraws, grouped into failed attempts."""
+    reader = _Reader(language if language in ATTEMPT_LABELS else "en")
+    for number, turn in enumerate(turns):
+        for ask in turn.asked:
+            for sentence in sentences(ask):
+                scope = retraction_scope(sentence)
+                if scope and number:
+                    reader.retract(number, sentence, scope, "", by_user=True)
+        for step in turn.steps:
+            _read_step(reader, number, step)
+    return reader.found
+
+
+def render_attempt(attempt: Attempt, language: str) -> str:
+    """"Tried: X — did not work: Y" in the session's language."""
+    tried, failed = ATTEMPT_LABELS.get(language, ATTEMPT_LABELS["en"])
+    what = clip_sentences([" ".join(c.split()) for c in attempt.claims], 240)
+    return f"{tried}{what}{failed}{clip_sentences([' '.join(attempt.reason.split())], 240)}"

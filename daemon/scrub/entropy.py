@@ -1,0 +1,116 @@
+"""High-entropy tokens anywhere: a generated secret of a format nobody listed.
+
+A token is a run of base64/url-safe characters long enough to be a key; it counts when its
+shape is random (see shape.looks_random) and it is not one of the random-looking things
+that are not secrets: hex digests and commit ids, UUIDs, `sha256=`/`integrity` values,
+base64 data URIs and blobs, SSH public keys, base64 that decodes to text, URL paths.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from daemon.scrub.shape import looks_random
+
+Span = tuple[int, int, str]
+
+MIN_LEN = 20
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{%d,}={0,2}(?![A-Za-z0-9+/=_\-])" % MIN_LEN)
+# Words right before a token that say it is a digest, a public key or encoded data.
+_NOT_SECRET_BEFORE = re.compile(
+    r"(?i)(?:\?b\?|(?<![A-Za-z])(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|h1|integrity|digest|hash|checksum|etag|nonce|"
+    r"base64,|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com|"
+    r"commit|revision|rev|oid|blob|tree|object|fingerprint|salt|iv|uuid|guid|id))[\"']?[ \t]*[:=\-~]?[ \t]*[\"'(]?$"
+)
+# Random-looking but public: SSH public key blobs, publishable keys, digests named by prefix,
+# and the ids of sessions, messages, parts and calls (OpenCode, model APIs, Stripe objects).
+_PUBLIC_PREFIXES = (
+    "AAAA", "sha", "SHA", "pk_live_", "pk_test_", "pk.eyJ", "npub1", "age1",
+    "ses_", "msg_", "prt_", "prj_", "per_", "que_", "tool_", "call_", "toolu_", "srvtoolu_", "req_", "chatcmpl-",
+    "resp_", "run_", "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-", "proj_", "user-", "evt_",
+    "cus_", "pi_", "ch_", "in_", "sub_", "price_", "prod_", "acct_", "pm_", "seti_", "src_", "txn_", "po_", "tr_",
+)
+_AWS_WORDS = ("aws", "akia", "asia", "secret access key")
+
+
+def _decodes_to_text(token: str) -> bool:
+    """True when `token` is base64 of printable text (an encoded sentence, JSON, a certificate
+    field), which a generated secret is not. A token cut from a longer blob may start at any
+    of four alignments, so each is tried."""
+    altchars = b"-_" if ("-" in token or "_" in token) else None
+    for skip in range(4):
+        body = token[skip:]
+        body = body[: len(body) - len(body) % 4]
+        try:
+            raw = base64.b64decode(body, altchars=altchars, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) < 12:
+            continue
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if sum(1 for c in decoded if c.isprintable() or c in "\t\r\n") / len(decoded) > 0.95:
+            return True
+    return False
+
+
+def _random_core(token: str) -> bool:
+    """Judge a token by its parts: `TLS_AES_128_GCM_SHA256` or `N14x509_object_st4` are names
+    made of short pieces; a path is judged segment by segment; a generated token has a long
+    random stretch even when a prefix (`sk_live_`) or a url-safe `-`/`_` splits it."""
+    if "/" in token and "+" not in token and not token.endswith("="):
+        return any(_random_core(part) for part in token.split("/") if len(part) >= MIN_LEN)
+    if "_" in token or "-" in token:
+        longest = max(re.split(r"[_\-]", token), key=len)
+        return looks_random(longest, 16) and looks_random(token, MIN_LEN)
+    return looks_random(token, MIN_LEN)
+
+
+def _in_blob(text: str, start: int, end: int) -> bool:
+    """True when the token fills its line and a neighbouring line is another such run: a
+    base64 blob (a certificate, an image, a test vector), not a key someone pasted."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if end - start < 40 or (line_end - line_start) - (end - start) > 12:
+        return False
+    for a, b in ((text.rfind("\n", 0, max(0, line_start - 1)) + 1, line_start - 1), (line_end + 1, text.find("\n", line_end + 1))):
+        if a < 0 or b < 0 and a >= len(text):
+            continue
+        neighbour = text[a : b if b >= 0 else len(text)].strip().strip("\"',\\n")
+        if len(neighbour) >= 40 and re.fullmatch(r"[A-Za-z0-9+/=_\-]+", neighbour):
+            return True
+    return False
+
+
+def _in_url_path(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    scheme = before.rfind("://")
+    if scheme < 0:
+        return False
+    rest = before[scheme + 3 :]
+    # Inside the URL (no space since its scheme) and past its host, not in its query.
+    return not any(c in rest for c in " \t\"'<>`") and "/" in rest and "?" not in rest and "=" not in rest[rest.rfind("/") :]
+
+
+def find_tokens(text: str) -> Iterator[Span]:
+    """Random-looking tokens that are not digests, ids, public keys or encoded text."""
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        core = token.rstrip("=")
+        start, end = m.start(), m.end()
+        if core.startswith(_PUBLIC_PREFIXES) or _NOT_SECRET_BEFORE.search(text, max(0, start - 40), start):
+            continue
+        if not looks_random(core, MIN_LEN) or not _random_core(core):
+            continue
+        if _in_url_path(text, start) or _in_blob(text, start, end) or _decodes_to_text(core):
+            continue
+        near = text[max(0, start - 160) : end + 80].lower()
+        kind = "aws_secret_key" if len(token) == 40 and any(w in near for w in _AWS_WORDS) else "high_entropy"
+        yield start, end, kind

@@ -1,0 +1,229 @@
+"""Values bound to a secret-ish name: assignments, fields, command flags, headers and prose.
+
+The name decides how much the value must prove. After `password`, `secret` or `token` any
+literal that is not code or a placeholder counts; after a qualified key (`api_key`,
+`AccountKey`, `client-key-data`) the value must look generated; after a bare `key`, `sig`
+or `auth` it must look random beyond doubt. Nothing here looks past the end of a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_random, password_like
+
+Span = tuple[int, int, str]
+
+# A secret-ish word inside a name, then the rest of the name and an assignment operator.
+_ASSIGN = re.compile(  # run over the lower-cased text
+    r"(?:pass|pwd|pw|secret|token|key|auth|cred|sig(?:nature)?(?![a-z])|pat(?![a-z])|hmac)"
+    r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]?)[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\]))[ \t]*"
+)
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+STRONG = frozenset(
+    "password passwd passphrase passcode pwd pw pass secret token credential credentials creds "
+    "apikey authtoken accesstoken refreshtoken privatekey secretkey clientsecret".split()
+)
+KEY_QUALIFIERS = frozenset(
+    "api secret access private app master encryption encrypt account signing sign client license "
+    "auth service subscription admin shared preshared consumer webhook deploy session crypt cipher "
+    "hmac jwt aes write read ingest storage primary secondary connection x unseal recovery root "
+    "management mgmt sdk rest partner merchant publishable".split()
+)
+_WEAK = frozenset("key auth sig signature hmac pat".split())
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def judge_name(name: str) -> str | None:
+    """How much a value bound to `name` must prove: "literal", "random", "very_random",
+    or None when the name is not a secret's (`token_type`, `password_file`, `keys`)."""
+    words = _words(name)
+    if not words:
+        return None
+    tail, prev = words[-1], words[-2] if len(words) > 1 else ""
+    joined = prev + tail
+    if tail in STRONG or joined in STRONG:
+        return "literal"
+    if tail == "key":
+        return "random" if prev in KEY_QUALIFIERS or (prev and prev not in ("sort", "cache", "lookup", "foreign", "dict", "map", "hash", "primary", "partition", "row", "group", "index", "unique", "composite", "natural", "surrogate")) else "very_random"
+    if tail in ("data", "base", "value") and prev == "key":
+        return "random"
+    if tail == "token" or prev in ("token", "secret") and tail in ("value", "secret"):
+        return "literal"
+    if tail in _WEAK:
+        return "very_random"
+    return None
+
+
+def _value_at(text: str, pos: int) -> tuple[int, int, bool]:
+    """(start, end, quoted) of the value that starts at `pos`, on this line only."""
+    if pos < len(text) and text[pos] in "\"'`":
+        quote = text[pos]
+        close = text.find(quote, pos + 1, text.find("\n", pos) if "\n" in text[pos : pos + 400] else pos + 400)
+        if close > pos:
+            return pos + 1, close, True
+        pos += 1
+    end = pos
+    n = len(text)
+    while end < n and text[end] not in " \t\r\n'\"`,;":
+        end += 1
+    # A closing bracket the value did not open belongs to the code around it: `f(token=x)`.
+    while end > pos and text[end - 1] in ")]}>" and text.count(_OPENER[text[end - 1]], pos, end) < text.count(text[end - 1], pos, end):
+        end -= 1
+    return pos, end, False
+
+
+_OPENER = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def _name_start(text: str, pos: int) -> int:
+    while pos > 0 and _NAME_CHARS.match(text[pos - 1]):
+        pos -= 1
+    return pos
+
+
+def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "") -> bool:
+    """True when `value`, bound to a name that needs `need`, is a secret."""
+    if value.lower().startswith("base64:"):  # Laravel's APP_KEY
+        value = value[7:]
+    if need == "literal":
+        return literal_secret(value, quoted, spaced, name)
+    if is_placeholder(value) or (not quoted and is_code(value, name)):
+        return False
+    if need == "random":
+        return looks_random(value, 16, allow_hex=True, words=0.75)
+    return looks_random(value, 20)
+
+
+def find_assignments(text: str, low: str) -> Iterator[Span]:
+    """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name."""
+    for match in _ASSIGN.finditer(low):
+        key_end = match.start("close")
+        start = _name_start(text, match.start())
+        name = text[start:key_end].rsplit("/", 1)[-1].lstrip("$@.:-")
+        need = judge_name(name)
+        if need is None:
+            continue
+        vstart, vend, quoted = _value_at(text, match.end())
+        value = text[vstart:vend]
+        op = match.group("op")
+        spaced = op == "=" and text[match.start("op") - 1 : match.start("op")] in (" ", "\t") and not quoted
+        if value and judge_value(value, need, quoted, spaced, name):
+            kind = "aws_secret_key" if "aws" in name.lower() and "secret" in name.lower() else "assignment"
+            yield vstart, vend, kind
+
+
+_FLAG = re.compile(
+    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|"
+    r"access-key|secret-key|client-secret|passphrase|private-key|auth)(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
+)
+# A password handed to a command: command words → the flag (group `val`) within the command.
+_COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (names, re.compile(regex), kind)
+    for names, regex, kind in (
+        ("mysql mysqldump mysqladmin mysqlsh mariadb mariadb-dump", r"[ \t]-p(?P<val>[^\s'\"]+)", "cli_password"),
+        ("sshpass twine", r"[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("docker podman helm buildah skopeo oras nerdctl crane regctl", r"\blogin\b[^\n|;&]*?[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("mongo mongosh mongodump mongorestore mongoexport mongoimport", r"[ \t]-p[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("redis-cli", r"[ \t]-a[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("sqlcmd bcp", r"[ \t]-P[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("ldapsearch ldapmodify ldapadd ldapdelete ldapwhoami ldappasswd ldapcompare", r"[ \t]-w[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("zip unzip zipcloak", r"[ \t]-P[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("7z 7za", r"[ \t]-p(?P<val>[^\s'\"]+)", "cli_password"),
+        ("keytool", r"[ \t]-(?:store|key|srcstore|deststore|new)pass[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("openssl", r"[ \t]-(?:pass(?:in|out)?[ \t]+[\"']?pass:|k[ \t]+)(?P<val>[^\s'\"]+)", "cli_password"),
+        ("smbclient rpcclient smbmap", r"[ \t](?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%(?P<val>[^\s'\"]+)", "cli_password"),
+        ("htpasswd", r"^(?:[ \t]+-[A-Za-z]+)*[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+\S+[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"]+[ \t]+[^\s'\"]+)", "cli_password"),
+        ("curl wget http https xh curlie", r"[ \t](?:-u[ \t]*|--user[= \t][ \t]*)[\"']?[^\s:'\"]+:(?P<val>[^\s'\"`]+)", "basic_auth_credentials"),
+    )
+)
+_COMMAND_OF = {name: i for i, (names, _, _) in enumerate(_COMMANDS) for name in names.split()}
+# A command word where a command starts: after a line start, a shell separator, a quote,
+# `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
+_COMMAND = re.compile("(?P<cmd>" + "|".join(sorted(map(re.escape, _COMMAND_OF), key=len, reverse=True)) + r")(?=[ \t])")
+_NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:-")
+
+
+def _flag_value(value: str) -> bool:
+    if len(value) < 4 or value.startswith(("-", "$", "<", "%", "{")) or is_placeholder(value):
+        return False
+    return any(c.isdigit() for c in value) or not is_code(value)
+
+
+def find_commands(text: str, low: str) -> Iterator[Span]:
+    """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
+    if "--" in text:
+        for m in _FLAG.finditer(low):
+            value = text[m.start("val") : m.end("val")]
+            if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
+                yield m.start("val"), m.end("val"), "cli_password"
+    for m in _COMMAND.finditer(text):
+        if m.start() and text[m.start() - 1] in _NOT_BEFORE_COMMAND:
+            continue
+        _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
+        stop = m.end()
+        while stop < len(text) and text[stop] not in "\n|;&":
+            stop += 1
+        for flag in pattern.finditer(text[m.end() : stop]):
+            if all(_flag_value(v) for v in flag.group("val").split()):
+                yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
+
+
+_HEADER = re.compile(  # run over the lower-cased text
+    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[A-Za-z][\w\-]*)[ \t]+)?(?P<val>[A-Za-z0-9._~+/=\-:]{8,})"
+)
+_SCHEME = re.compile(r"(?:bearer|basic|ssws|splunk|token)[ \t]+(?P<val>[A-Za-z0-9._~+/=\-]{16,})")
+
+
+def find_headers(text: str, low: str) -> Iterator[Span]:
+    """`Authorization: <scheme> <credentials>` and bare `Bearer <token>`."""
+    if "authorization" in low:
+        for m in _HEADER.finditer(low):
+            value = text[m.start("val") : m.end("val")]
+            if not is_placeholder(value) and not value.startswith(("$", "<", "{", "%")) and (m.group("scheme") or looks_random(value, 12, True)):
+                yield m.start("val"), m.end("val"), "auth_header"
+    if "bearer" in low or "basic" in low or "ssws" in low or "splunk" in low or "token" in low:
+        for m in _SCHEME.finditer(low):
+            if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "-_") or low[m.start("val")] == "-":
+                continue
+            value = text[m.start("val") : m.end("val")]
+            if not is_placeholder(value) and looks_random(value.rstrip("="), 16, allow_hex=True):
+                yield m.start("val"), m.end("val"), "auth_header"
+
+
+_PROSE_NAME = re.compile(r"(?:password|passphrase|passwd|passcode|pass word|pin|api key|access key|secret key|key|token|secret)s?\b")
+_PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)\b[ \t]*[:=]?[ \t]*[\"'`]?(?P<val>[^\s\"'`]+)")
+_LOGIN = re.compile(
+    r"(?:login|log-in|credentials?|creds|user(?:name)?|account)\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
+    r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})"
+)
+
+
+def find_prose(text: str, low: str) -> Iterator[Span]:
+    """"the password is X", "password for admin changed to X", "login is admin / X"."""
+    if "pass" in low or "pin" in low or "key" in low or "token" in low or "secret" in low:
+        for m in _PROSE_NAME.finditer(low):
+            if m.start() and low[m.start() - 1].isalnum():
+                continue
+            line_end = text.find("\n", m.end())
+            window = text[m.end() : min(m.end() + 200, line_end if line_end >= 0 else len(text))]
+            strong = m.group(0).lower().startswith("pass")
+            for v in _PROSE_VERB.finditer(window):
+                value = v.group("val").rstrip(".,;:!?)]")
+                if v.start() > 60:
+                    break
+                if (password_like(value) if strong else looks_random(value, 16, allow_hex=True, words=0.6) and not is_code(value)):
+                    start = m.end() + v.start("val")
+                    yield start, start + len(value), "password"
+                    break
+    if "/" in text:
+        for m in _LOGIN.finditer(low):
+            value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
+            if password_like(value):
+                yield m.start("val"), m.start("val") + len(value), "password"

@@ -1,0 +1,191 @@
+"""Pure judgements of a candidate value: does it look random, like code, like a placeholder?
+
+Every detector that is not a known format ends here: a value next to the word `password`
+is only a secret when its shape says so. Code (`tokens[i]`, `self.api_key`, `os.getcwd()`,
+`str`, `$TOKEN`, `${{ secrets.X }}`, a path) and placeholders (`<token>`, `xxxx`,
+`your-api-key`) are not; random-looking strings (length, character classes, entropy, few
+dictionary-like runs) are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_DIGIT = re.compile(r"[0-9]")
+_LOWER = re.compile(r"[a-z]")
+_UPPER = re.compile(r"[A-Z]")
+_SYMBOL = re.compile(r"[^A-Za-z0-9]")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_\-.~:]+$")
+# Runs that read like words: `Token`, `refresh`, `HTTP`. Random strings have few of them.
+_WORD_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)+(?:\(.*)?$")
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
+_CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z]+[a-z]*)+$")
+_SPACED_LITERAL = re.compile(r"^[A-Za-z0-9!@#%^&_\-.~]+$")
+# `$TOKEN`, `${TOKEN}`, `${{ secrets.TOKEN }}`, `$(pass show x)`, `%(password)s`, `%TOKEN%`,
+# `{{ .Values.token }}`, `{password}`, `<password>`, `@Value`, `#{…}`, `%s`, `{}`.
+_REFERENCE = re.compile(r"^(?:\$|#|%[\w(]|%s$|\{|<|@|#\{|\(|\[REDACTED|![A-Za-z])|://")
+_PATHLIKE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:\\|\\\\)|\.(?:pem|key|json|txt|ya?ml|toml|env|cfg|conf|ini|p12|pfx|crt|der|pub|gpg|asc|age)$")
+TYPE_WORDS = frozenset(
+    "str string int integer bool boolean bytes bytearray number float double any unknown object none null "
+    "undefined optional list dict tuple set secretstr secretbytes char varchar text void never record "
+    "true false yes no nil required optional readonly".split()
+)
+PLACEHOLDER_WORDS = frozenset(
+    "password passwd pass pwd secret token key apikey api_key api-key credential credentials value "
+    "changeme change_me changeit example sample dummy fake test testing redacted hidden masked "
+    "placeholder replace_me replaceme todo fixme tbd xxx yyy foo bar baz qux empty blank default "
+    "mypassword mysecret mytoken yourpassword yoursecret yourtoken secretkey secret_key accesskey "
+    "hunter2 letmein admin root user username guest demo sekret s3cret p4ssw0rd passw0rd".split()
+)
+_PLACEHOLDER_PARTS = ("your", "xxxx", "****", "....", "…", "placeholder", "changeme", "replace", "dummy", "example", "insert", "redacted", "<", ">")
+
+_PLACEHOLDER_STARTS = ("my-", "my_", "the-", "the_", "some-", "some_", "test-", "test_", "fake", "sample", "demo", "mock")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of `value` in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def word_share(value: str) -> float:
+    """The share of `value` covered by word-like runs (`refresh`, `Token`, `HTTP`)."""
+    return sum(len(w) for w in _WORD_RUN.findall(value)) / len(value) if value else 0.0
+
+
+_RUNS = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_SEQUENCE = re.compile("|".join(run[i : i + 4] for run in _RUNS for i in range(len(run) - 3)) + r"|(.)\1\1\1")
+
+
+def _sequential_share(value: str) -> float:
+    """The share of `value` in runs that count up or repeat (`abcdef`, `0123`, `aaaa`)."""
+    return 4 * len(_SEQUENCE.findall(value)) / len(value) if value else 0.0
+
+
+def classes(value: str) -> int:
+    """How many of lower case, upper case, digits and symbols `value` uses."""
+    return sum(bool(p.search(value)) for p in (_LOWER, _UPPER, _DIGIT, _SYMBOL))
+
+
+def is_hex(value: str) -> bool:
+    return bool(_HEX.match(value))
+
+
+def looks_random(value: str, min_len: int = 20, allow_hex: bool = False, words: float = 0.45) -> bool:
+    """True when `value` has the shape of a generated secret rather than a word or a digest.
+
+    Random strings of a token alphabet mix letters and digits, spread over many distinct
+    characters (entropy near the most their length allows), and rarely read as words.
+    """
+    n = len(value)
+    if n < min_len or not _DIGIT.search(value) or not _TOKEN_CHARS.match(value):
+        return False
+    has_lower, has_upper = bool(_LOWER.search(value)), bool(_UPPER.search(value))
+    if not (has_lower or has_upper):
+        return False
+    if is_hex(value.replace("-", "")):
+        if not allow_hex:
+            return False
+        alphabet = 16
+    elif has_lower and has_upper:
+        alphabet = 62
+    else:
+        alphabet = 36
+    ceiling = math.log2(min(n, alphabet))
+    if entropy(value) < 0.82 * ceiling:
+        return False
+    # Hex has no words; elsewhere a random string rarely has more than a third in word runs.
+    # In one case with many digits (base36, base32) letters run together by chance: the digits
+    # spread through it are the sign of a generated string there.
+    if alphabet == 36 and len(_DIGIT.findall(value)) >= 0.15 * n:
+        pass
+    elif alphabet != 16 and word_share(value) >= (words if alphabet == 62 else words - 0.1):
+        return False
+    return _sequential_share(value) <= 0.3
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that stand in for a secret: `<token>`, `xxxx`, `your-api-key`, `changeme`."""
+    bare = value.strip("'\"`")
+    low = bare.lower()
+    if not bare or low in PLACEHOLDER_WORDS or bare.startswith("[REDACTED"):
+        return True
+    if len(set(low)) <= 2:  # `xxxxxxxx`, `********`, `000000`
+        return True
+    if len(low) < 10 and any(w in low for w in ("pass", "secret", "test", "token")):  # `badpass`, `test123`
+        return True
+    if bare.startswith("<") and bare.endswith(">"):
+        return True
+    parts = [part for part in _PLACEHOLDER_PARTS if part in low]
+    parts += [p for p in _PLACEHOLDER_STARTS if low.startswith(p)]
+    if not parts:
+        return False
+    # `your-api-key-here` is a placeholder; `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY` is a
+    # key that happens to contain a placeholder word: judge what is left without it.
+    for part in parts:
+        low = low.replace(part, "")
+    rest = re.sub(r"[^a-z0-9]", "", low)
+    return len(rest) < 12 or not _DIGIT.search(rest)
+
+
+def is_code(value: str, key: str = "") -> bool:
+    """True when an unquoted `value` reads as code: a reference, call, attribute, type or path."""
+    if not value:
+        return True
+    if _REFERENCE.search(value) or _PATHLIKE.search(value):
+        return True
+    if any(c in value for c in "()[]{}") and not looks_random(value, 16):
+        return True
+    low = value.lower().rstrip(",;")
+    if low in TYPE_WORDS or low.rstrip("?|") in TYPE_WORDS:
+        return True
+    if _DOTTED.match(value) and not _DIGIT.search(value):
+        return True
+    if key and _norm(value) and _norm(value) in _norm(key) or (key and _norm(key) in _norm(value)):
+        return True
+    if _IDENTIFIER.match(value) and not _DIGIT.search(value):
+        # A plain identifier: `getpass`, `api_key`, `SecretStr`, `DEFAULT_TOKEN`. A long run of
+        # lower-case letters with no separator could be a pass phrase, so it stays a candidate.
+        return "_" in value or bool(_CAMEL_HUMP.search(value)) or value[0].isupper() or len(value) < 12
+    return False
+
+
+def _norm(value: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", value.lower())
+
+
+def password_like(value: str) -> bool:
+    """A value offered as a password in prose or a command: it has a digit or a symbol mixed
+    with letters, or is long; a plain word ("stored", "incorrect") is not one."""
+    if len(value) < 6 or is_placeholder(value) or is_code(value):
+        return False
+    if len(value) >= 16 and classes(value) >= 2:
+        return True
+    return bool(_DIGIT.search(value) or _SYMBOL.search(value)) and bool(re.search(r"[A-Za-z]", value))
+
+
+def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> bool:
+    """A value bound to a strong name (password, secret, token): a secret unless it is code,
+    a placeholder, a template, prose, or too short to be one."""
+    if len(value) < 6 or is_placeholder(value):
+        return False
+    if quoted:
+        if re.search(r"\s", value) or _REFERENCE.search(value) or "{{" in value or "%s" in value or "{}" in value:
+            return False
+        if _PATHLIKE.search(value) or (value.isupper() and not _DIGIT.search(value)):
+            return False
+        if not _DIGIT.search(value) and _CAMEL_WORDS.match(value):  # `challengePassword`, `IAmSensitive`
+            return False
+        return not (key and _norm(value) in _norm(key))
+    if is_code(value, key):
+        return False
+    if spaced and not looks_random(value, 16) and not (_SPACED_LITERAL.match(value) and _DIGIT.search(value) and re.search(r"[A-Za-z]", value)):
+        # `password = getpass_for_user`, `token = 1*tchar`: with spaces round `=` and no
+        # quotes this is code, unless it is a word of letters and digits (an INI file).
+        return False
+    return True

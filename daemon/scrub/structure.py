@@ -1,0 +1,98 @@
+"""Secrets recognised by the structure around them: key blocks, URLs, credential files.
+
+Private keys of every armour (PEM and OpenSSH, PuTTY, bodies cut from their BEGIN line),
+the password in a URL's userinfo, `.netrc` and `.pgpass` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from daemon.scrub.shape import is_placeholder, looks_random, password_like
+
+Span = tuple[int, int, str]
+
+_PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+# The DER start of a private key's base64 (PKCS#1/#8 RSA, SEC1 EC, OpenSSH): a body
+# pasted without its BEGIN line still starts like this; a certificate does not.
+_KEY_BODY_START = r"(?:MII[A-Za-z0-9+/]{3}IBA[AD]|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)"
+_KEYS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("-----begin", re.compile(rf"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:{_PEM_END}|\Z)")),
+    # A body whose BEGIN line was cut off: base64 lines that run into the END line…
+    ("-----end", re.compile(rf"(?m)(?:^[ \t]*[A-Za-z0-9+/=]{{16,100}}[ \t]*\r?\n)+[ \t]*{_PEM_END}")),
+    # …or that start like a DER/OpenSSH private key (escaped \n as in JSON included).
+    (
+        "",
+        re.compile(
+            rf"(?<![A-Za-z0-9+/]){_KEY_BODY_START}[A-Za-z0-9+/=]{{16,}}"
+            rf"(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{{4,}})*(?:\s*{_PEM_END})?"
+        ),
+    ),
+    # PuTTY: the private lines and their MAC (the header and public lines are not secret).
+    ("putty-user-key-file", re.compile(r"(?m)^Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n(?:[A-Za-z0-9+/=]+[ \t]*\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?")),
+)
+
+
+def find_keys(text: str, low: str) -> Iterator[Span]:
+    """Private key blocks: PEM/OpenSSH/PGP armour, headless bodies, PuTTY private lines."""
+    for trigger, pattern in _KEYS:
+        if trigger and trigger not in low:
+            continue
+        if not trigger and not any(s in text for s in ("MII", "MHcCAQEE", "MIGkAgEBBD", "MIHcAgEBBE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE")):
+            continue
+        for m in pattern.finditer(text):
+            yield m.start(), m.end(), "private_key"
+
+
+# After `://`: the userinfo of a URL (the scheme before it is not needed to judge it).
+_URL = re.compile(r"://(?P<user>[^\s:/@'\"<>`]*)(?::(?P<pw>[^\s@/'\"<>`]*))?@(?=[\w\[])")
+
+
+def find_url_credentials(text: str) -> Iterator[Span]:
+    """`scheme://user:password@host`, and a token standing alone as the user (`https://<token>@…`)."""
+    for m in _URL.finditer(text):
+        password, user = m.group("pw"), m.group("user")
+        if password:
+            if (
+                not is_placeholder(password)
+                and not password.startswith(("$", "%", "{", "[REDACTED"))
+                and len(password) >= 3
+                and "%20" not in password
+                and not (password.isdigit() and len(password) <= 5)  # `host:port@` in a bad URL
+            ):
+                yield m.start("pw"), m.end("pw"), "url_credentials"
+        elif user and looks_random(user, 16, allow_hex=True):
+            yield m.start("user"), m.end("user"), "url_credentials"
+
+
+# (run over the lower-cased text) `machine h login u password p` on one line, or a
+# `password p` line of a multi-line entry.
+_NETRC = re.compile(r"(?:machine|default)[ \t][^\n]*?[ \t]password[ \t]+(?P<val>[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+_MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
+_PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
+_PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
+
+
+def find_credential_files(text: str, low: str) -> Iterator[Span]:
+    """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)."""
+    if "password" in low:
+        for m in _NETRC.finditer(low):
+            group = "val" if m.group("val") else "alone"
+            if group == "alone" and low[low.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
+                continue  # `password X` must start its line
+            value = text[m.start(group) : m.end(group)]
+            if group == "alone":
+                value = value.rstrip(".,;:!?")
+            if group == "val" and not is_placeholder(value) and not value.startswith(("$", "[REDACTED")) or password_like(value):
+                yield m.start(group), m.end(group), "netrc_password"
+    seen = -1
+    for port in _PGPASS_PORT.finditer(text):
+        line_start = text.rfind("\n", 0, port.start()) + 1
+        if line_start == seen:
+            continue
+        seen = line_start
+        line_end = text.find("\n", port.end())
+        m = _PGPASS.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
+        if m and not _MAC.match(text, line_start) and not is_placeholder(m.group("val")) and not m.group("val").startswith(("$", "[REDACTED")):
+            yield m.start("val"), m.end("val"), "pgpass_password"

@@ -1,0 +1,133 @@
+"""Withdrawn statements, first real error lines, descriptions with content: the pure rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.capture.distill import cues
+from daemon.capture.distill.base import Entry
+from daemon.capture.distill.describe import description, has_content, language_of
+from daemon.capture.distill.problems import failing_line, first_error_line
+from daemon.capture.distill.supersede import ALL, FIXES, find_superseded, render_attempt, retraction_scope
+from daemon.capture.distill.turns import split_turns
+
+RETRACTIONS = [
+    ("That didn't hold up: the stress run stalls again.", ALL),
+    ("That was not it; the cache is fine.", ALL),
+    ("Memory is not the cause after all.", ALL),
+    ("Turns out that was a red herring.", ALL),
+    ("The test still fails with the same assertion.", FIXES),
+    ("My first fix only moved the problem.", FIXES),
+    ("I reverted the change to pool.py.", FIXES),
+    ("Adding the retry made no difference.", FIXES),
+    ("不对，内存不是原因。", ALL),
+    ("改了超时之后还是失败。", FIXES),
+    ("这个修复没用。", FIXES),
+    ("違いました。大文字小文字の問題ではありません。", ALL),
+    ("その修正は効かなかった。", FIXES),
+    ("まだ 3 回に 1 回は落ちます。", FIXES),
+    ("안 됐습니다.", FIXES),
+    ("여전히 같은 오류가 납니다.", FIXES),
+    ("캐시는 원인이 아니었습니다.", ALL),
+]
+NOT_RETRACTIONS = [
+    "REDIS_URL still points to the old host redis-old:6379.",
+    "发现 REDIS_URL 仍然指向旧主机。",
+    "If that doesn't work, we can pin the version.",
+    "Does it still fail for you?",
+    "Reverted commits are listed in CHANGELOG.md.",
+    "The deploy works and the smoke test passes.",
+    "这个变量没用到。",
+]
+
+
+@pytest.mark.parametrize(("sentence", "scope"), RETRACTIONS, ids=[r[0][:20] for r in RETRACTIONS])
+def test_wording_that_takes_a_claim_back_in_each_language(sentence, scope):
+    assert retraction_scope(sentence) == scope
+
+
+@pytest.mark.parametrize("sentence", NOT_RETRACTIONS)
+def test_wording_that_takes_nothing_back(sentence):
+    assert retraction_scope(sentence) is None
+
+
+def _turns(*steps: tuple[str, str]):
+    entries = []
+    for role, value in steps:
+        if role == "tool":
+            entries.append(Entry("assistant", "tool", tool="bash", input={"command": "make"}, output=value,
+                                 status="completed"))
+        else:
+            entries.append(Entry(role, "text", text=value))
+    return split_turns(entries)
+
+
+def test_a_fix_reported_broken_by_the_user_is_a_failed_attempt_and_the_cause_stays():
+    turns = _turns(
+        ("user", "The cache never expires in app/cache.py."),
+        ("assistant", "The root cause is that ttl is read as minutes. Changed the ttl to seconds in app/cache.py."),
+        ("user", "It still never expires after your change, please look again."),
+        ("assistant", "Entries now expire: the sweeper thread was never started, app/cache.py starts it on import."),
+    )
+    found = find_superseded(turns)
+    assert [a.claims for a in found.attempts] == [["Changed the ttl to seconds in app/cache.py."]]
+    line = render_attempt(found.attempts[0], "en")
+    assert line.startswith("Tried: Changed the ttl") and "the user reported: It still never expires" in line
+
+
+def test_a_cause_whose_fix_did_not_help_falls_when_a_later_finding_names_another():
+    turns = _turns(
+        ("user", "Fix the link error."),
+        ("assistant", "Root cause: the define is missing. Added it to CMakeLists.txt."),
+        ("tool", "/usr/bin/ld: undefined reference to `f'\ncollect2: error: ld returned 1 exit status"),
+        ("assistant", "That did not help."),
+        ("assistant", "Found it: the system libfoo 1.2 is linked instead of the vendored one."),
+    )
+    found = find_superseded(turns)
+    assert found.attempts[0].claims == ["Root cause: the define is missing.", "Added it to CMakeLists.txt."]
+    assert "undefined reference" in found.attempts[0].reason  # the bare retraction borrows the error
+
+
+ERRORS = [
+    ("[stress] tick 1 ok\n[stress] ERROR stall detected\nTraceback (most recent call last):", "[stress] ERROR stall detected"),
+    ("Applying: x.sql\nError: pq: could not create unique index", "Error: pq: could not create unique index"),
+    ("[ 97%] Linking\n/usr/bin/ld: a.o: undefined reference to `g'\ncollect2: error: ld returned 1",
+     "/usr/bin/ld: a.o: undefined reference to `g'"),
+    ("│ Error: Error acquiring the state lock", "Error: Error acquiring the state lock"),
+    (" ❯ usePolling (2) 1 failed\nAssertionError: expected 3, got 5", "AssertionError: expected 3, got 5"),
+    ("Tests 1 failed | 1 passed\n 1 failed", ""),
+    ("Liveness: http-get :8080 timeout=1s\nWarning Unhealthy probe failed: deadline exceeded",
+     "Warning Unhealthy probe failed: deadline exceeded"),
+    ("src/a.c:3:5: warning: unused x\n0 errors", ""),
+]
+
+
+@pytest.mark.parametrize(("output", "line"), ERRORS, ids=[e[1][:20] or "none" for e in ERRORS])
+def test_the_first_real_error_line_of_an_output(output, line):
+    assert first_error_line(output) == line
+
+
+def test_a_read_tools_output_and_a_log_shown_by_cat_are_no_failed_command():
+    source = Entry("assistant", "tool", tool="read", input={"filePath": "a.py"}, output='raise PoolError("closed")')
+    assert failing_line(source) == ""
+    log = Entry("assistant", "tool", tool="bash", input={"command": "tail -n 50 app.log"}, output="ERROR boom")
+    assert failing_line(log) == "`tail -n 50 app.log` shows: ERROR boom"
+
+
+def test_plans_and_decisive_findings():
+    assert cues.is_plan("The cleanup runs, so I'll fix the hook itself.")
+    assert cues.is_plan("Releasing the lock should fix the apply.")
+    assert not cues.is_plan("Moved the await out of the lock block.")
+    for sentence in ("Found it: _refill() blocks the loop.", "找到了：超时只有 1 秒。", "判明しました: 重複は1件です。",
+                     "원인은 시스템 libzstd 1.4.8입니다.", "Confirmed: the job re-takes the lock."):
+        assert cues.is_decisive(sentence), sentence
+    assert not cues.is_decisive("The cause is probably the cache.")
+
+
+def test_a_description_says_what_was_done_in_the_sessions_language():
+    assert not has_content("修正しました。") and not has_content("Fixed.") and not has_content("빌드가 성공했습니다.")
+    assert description(["修正しました。重複行を DELETE してから users_email_key を作ります。"], "", [], "ja").startswith(
+        "修正しました。重複行を DELETE")
+    assert description(["Done."], "", ["`a.py` (edited)"], "en") == "No result stated; touched a.py."
+    assert description([], "", [], "ko") == "세션에 결과가 적혀 있지 않습니다."
+    assert [language_of([t]) for t in ("直してください", "고쳐 주세요", "帮我看看", "fix it")] == ["ja", "ko", "zh", "en"]
