@@ -15,7 +15,7 @@ from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
 from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
-from daemon.capture.distill.problems import failing_line, is_lifted, output_lines
+from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import Superseded, find_superseded, render_attempt
 from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns
@@ -58,6 +58,7 @@ class _Note:
         self.superseded = superseded or Superseded()
         # A withdrawn claim is stated once, as a failed attempt, and nowhere else.
         self.used: set[str] = set(self.superseded.withdrawn)
+        self.asked: list[str] = []  # keys of the requests' sentences: never repeated outside What Was Worked On
 
     def claimed(self, text: str) -> bool:
         k = key(text)
@@ -68,6 +69,8 @@ class _Note:
         items = self.sections[section]
         keys = {key(p) for p in (parts or [text])} | {key(text)}
         if not text or keys & self.used or len(items) >= _LIMITS.get(section, 99):
+            return False
+        if section != WORKED and any(asked in key(text) for asked in self.asked):
             return False
         items.append(text)
         self.used |= keys
@@ -197,8 +200,11 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
             line = whole if len(whole) <= _ASK_CHARS else whole[: _ASK_CHARS - 1].rsplit(" ", 1)[0] + "…"
             note.add(WORKED, line, parts)
             note.used |= {key(p) for p in parts}  # the request is never repeated in another section
-            # An error pasted as a code block or a log is no sentence, but it is the problem.
-            rest += [e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e) and e.strip() not in line]
+            note.asked += [key(p) for p in parts if len(key(p)) >= 24]
+            # An error pasted as a code block or a log is no sentence, but its first real error line is the problem.
+            pasted = first_error_line(ask) or next((e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e)), "")
+            if pasted and pasted not in line:
+                rest.append(pasted)
             rest += [p for p in parts if cues.label_of(p) and cues.kind_of(p) == cues.DECISION and p not in line]
     return rest
 

@@ -29,33 +29,43 @@ FIXES, ALL = "fixes", "all"
 
 _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
             r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|red|flaky|wrong|the same|there|not|never|no|"
-            r"doesn't|does not|isn't|is not|won't|can't|cannot")
+            r"doesn't|does not|isn't|is not|won't|can't|cannot|getting|seeing|returns?|returning|throws|raises|shows|showing"
+            r"|gives|\d{3}")
 _PERSISTS = re.compile(
     r"(?i)\bstill\s+(?:\S+\s+){0,3}?(?:" + _FAILURE + r")\b"
-    r"|\b(?:didn't|did not|doesn't|does not|don't|won't|wouldn't|never) (?:really |actually )?(?:help|work|fix|solve|"
-    r"change anything|make (?:a|any) difference)\w*"
+    r"|\b(?:didn't|did not|doesn't|does not|don't|won't|wouldn't|never) (?:really |actually |fully )?(?:help|work|fix|solve|"
+    r"resolve|change anything|make (?:a|any) difference|take effect|stick)\w*|\b(?:error|problem|issue|failure|bug) persists\b"
+    r"|\b(?:the|that|this|my|your) (?:fix|change|patch|edit) (?:broke|caused|introduced|was incomplete)\b"
     r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
     r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
     r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:it |that |them )?back\b|\bbacked out\b"
     r"|\bundid\b|\bbroke again\b|\bregress(?:ed|ion)\b|\breappear\w*"
     r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样)|没用(?![到过上])|没有用|不管用"
-    r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复"
+    r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复|问题依旧|依然存在|没(?:有)?生效|不生效|还原了"
     r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
     r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
+    r"|解消されません|解消されていません|解消しませんでした|変わりませんでした|変わらなかった|同じエラー|ダメでした|だめでした"
+    r"|うまくいきませんでした|うまくいかなかった|再度失敗"
     r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
     r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
-    r"|첫 번째 (?:수정|시도)|그대로 납니다"
+    r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 ?됩니다|변화가 없|통하지 않"
 )
 _WRONG = re.compile(
     r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug))\b"
     r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
     r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
+    r"|\b(?:my|the|that) (?:assumption|guess|theory|diagnosis|hypothesis) was (?:wrong|incorrect|off|mistaken)\b"
     r"|\bred herring\b|\bruled (?:it |that )?out\b|\bfalse alarm\b|\bscratch that\b|\bon second thought\b"
     r"|\b(?:root )?cause (?:is )?(?:still )?(?:unknown|unclear|not (?:yet )?(?:known|found|clear))\b"
-    r"|(?:^|[，。,、\s])不对|不是(?:这个)?(?:原因|问题)|猜错|搞错|判断错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
-    r"|違いました|違った|違っていました|間違い(?:でした|だった)|見当違い|誤りでした|原因ではな|問題ではありません"
+    r"|(?:^|[，。,、\s])不对|不是(?:这个)?(?:原因|问题)|猜错|搞错|判断错|想错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
+    r"|違いました|違った|違っていました|間違い(?:でした|だった)|見当違い|誤りでした|原因ではな|問題ではありません|勘違い"
     r"|原因(?:は)?(?:まだ)?(?:特定できていません|不明|わかっていません|分かっていません)"
-    r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|착각|원인은 아직"
+    r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|잘못 판단|오판|착각|원인은 아직"
+)
+# A finding that names the real cause corrects the causes claimed before it ("the real cause is X").
+_CORRECTS = re.compile(
+    r"(?i)\bthe (?:real|actual|true) (?:root )?(?:cause|problem|issue|culprit)\b|\bactually caused by\b"
+    r"|真正的原因|真正的问题|本当の原因|真の原因|真因|진짜 원인|실제 원인"
 )
 _CONDITIONAL = re.compile(r"(?i)^(?:if|unless|in case|如果|要是|假如|もし|만약|만일)\b|^(?:如果|要是|假如|もし|만약)")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
@@ -144,6 +154,14 @@ class _Reader:
         if causes:
             self.doubted.append((attempt, causes))
 
+    def correct(self, turn: int, sentence: str) -> None:
+        """A new cause replaces the causes claimed in this turn (and the fixes built on them)."""
+        if any(c.finding for c in self.claims if c.turn == turn):
+            targets = [c for c in self.claims if c.turn == turn]
+            self.found.attempts.append(Attempt([c.text for c in targets], sentence, turn))
+            self.found.withdrawn |= {key(c.text) for c in targets}
+            self.claims = [c for c in self.claims if c not in targets]
+
     def _reason(self, sentence: str, following: str, by_user: bool, since: int) -> str:
         if by_user:
             clause = next((c for c in _CLAUSE.split(sentence) if retraction_scope(c)), sentence)
@@ -175,6 +193,8 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.retract(number, sentence, scope, following, by_user=False)
         elif is_claim(sentence):
             finding = cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence)
+            if finding and _CORRECTS.search(sentence):
+                reader.correct(number, sentence)
             reader.claim(_Claim(number, sentence, finding, reader.at))
 
 

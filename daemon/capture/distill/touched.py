@@ -86,7 +86,20 @@ def redirect_targets(command: str) -> list[str]:
     for op, target in zip(words, words[1:]):
         if op in _REDIRECT_OPS and target not in _REDIRECT_OPS and not target.isdigit() and target != "-":
             targets.append(target)
-    return targets
+    return targets + _tee_targets(words)
+
+
+def _tee_targets(words: list[str]) -> list[str]:
+    """Files `… | tee [-a] f g` writes."""
+    out: list[str] = []
+    for at, word in enumerate(words):
+        if word == "tee" and at and words[at - 1] == "|":
+            for arg in words[at + 1 :]:
+                if arg in _REDIRECT_OPS or arg in ("|", "&&", "||", ";", "&"):
+                    break
+                if not arg.startswith("-"):
+                    out.append(arg)
+    return out
 
 
 def reads_only(command: str) -> bool:

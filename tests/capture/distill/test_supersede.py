@@ -29,6 +29,17 @@ RETRACTIONS = [
     ("안 됐습니다.", FIXES),
     ("여전히 같은 오류가 납니다.", FIXES),
     ("캐시는 원인이 아니었습니다.", ALL),
+    # other wordings of the same behaviour
+    ("Unfortunately that didn't resolve it.", FIXES),
+    ("The error persists after the restart.", FIXES),
+    ("Nope, the endpoint still returns 500.", FIXES),
+    ("My assumption was wrong: the header is set.", ALL),
+    ("改完之后问题依旧。", FIXES),
+    ("配置没有生效。", FIXES),
+    ("キャッシュを消しても解消されません。", FIXES),
+    ("同じエラーが出ます。", FIXES),
+    ("재시작해도 변화가 없습니다.", FIXES),
+    ("제가 잘못 판단했습니다.", ALL),
 ]
 NOT_RETRACTIONS = [
     "REDIS_URL still points to the old host redis-old:6379.",
@@ -73,6 +84,16 @@ def test_a_fix_reported_broken_by_the_user_is_a_failed_attempt_and_the_cause_sta
     assert [a.claims for a in found.attempts] == [["Changed the ttl to seconds in app/cache.py."]]
     line = render_attempt(found.attempts[0], "en")
     assert line.startswith("Tried: Changed the ttl") and "the user reported: It still never expires" in line
+
+
+def test_a_finding_that_names_the_real_cause_corrects_the_earlier_one():
+    turns = _turns(
+        ("user", "Why is the page slow?"),
+        ("assistant", "The cause is the N+1 query in views.py."),
+        ("assistant", "The real cause is the missing index on orders.user_id: the query plan shows a seq scan."),
+    )
+    found = find_superseded(turns)
+    assert found.attempts[0].claims == ["The cause is the N+1 query in views.py."]
 
 
 def test_a_cause_whose_fix_did_not_help_falls_when_a_later_finding_names_another():
