@@ -9,7 +9,6 @@ busy timeout, and writes happen in short batches.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -24,36 +23,32 @@ from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir
 from daemon.memory import tokenize
 from daemon.memory.frontmatter import MemoryFileError
-from daemon.memory.index_schema import DOC_COLUMNS, SCHEMA, SCHEMA_VERSION, TEXT_COLUMNS
+from daemon.memory.index_rows import PREVIEW_CHARS, index_rows, preview_of, signature_text, trusted, upsert_rows
+from daemon.memory.index_schema import SCHEMA, SCHEMA_VERSION
 from daemon.memory.queries import IndexQueries
 from daemon.memory.roots import MemoryRoot, classify_path, resolve_in_root
-from daemon.memory.terms import TermDelta, delete_paths, delete_root
+from daemon.memory.terms import delete_paths, delete_root
 from daemon.memory.tree import (
     MAX_FILE_BYTES,
     Memory,
     Problem,
     content_hash,
-    list_memory_files,
+    TreeListing,
+    list_tree,
     log_problem,
     memory_from_bytes,
     read_head,
-    title_key,
 )
-from daemon.scrub import redact
 from daemon.sqlscript import split_sql
-from daemon.timefmt import format_time
 
 if TYPE_CHECKING:
     from daemon.config import Config
 
 log = logging.getLogger("memoryd.memory.index")
 
-PREVIEW_CHARS = 500
 # Files parsed and written per transaction: keeps the write lock short for other processes.
 BATCH = 250
-# A file modified this recently (ns) may be rewritten within the clock's granularity
-# with the same size and mtime: its stat signature is not trusted until it is older.
-RACY_NS = 2_000_000_000
+__all__ = ["PREVIEW_CHARS", "SearchIndex", "SearchIndexError", "SyncReport", "open_index", "preview_of"]
 
 
 def open_index(config: Config) -> SearchIndex:
@@ -72,32 +67,6 @@ class SyncReport:
 
     changed: int
     categories: set[str]
-
-
-def _signature_text(st: os.stat_result) -> str:
-    """Return what says "this file may have changed" (mtime, ctime, size, inode) as stored text."""
-    return f"{st.st_mtime_ns},{st.st_ctime_ns},{st.st_size},{st.st_ino}"
-
-
-def _trusted(signature: str, mtime_ns: int, now_ns: int) -> str:
-    """Return the signature to store: empty while the file is too fresh to trust its stat.
-
-    A file rewritten with the same size within the clock's granularity keeps its
-    mtime; storing no signature for recent files makes the next sync hash them again.
-    """
-    return signature if mtime_ns < now_ns - RACY_NS else ""
-
-
-def preview_of(body: str) -> str:
-    """Return the first PREVIEW_CHARS characters of a body, marked when cut.
-
-    A session note's provenance line (`> Source: OpenCode session …`) repeats what the
-    result line already says, so the preview starts after it, with the content.
-    """
-    body = body.strip()
-    if body.startswith("> Source: "):
-        body = body.split("\n", 1)[1].strip() if "\n" in body else ""
-    return body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS].rstrip() + "…"
 
 
 class SearchIndex(IndexQueries):
@@ -214,6 +183,7 @@ class SearchIndex(IndexQueries):
         with self._write() as db:
             count = delete_root(db, root.key)
             db.execute("DELETE FROM problem WHERE root = ?", (root.key,))
+            db.execute("DELETE FROM folder WHERE root = ?", (root.key,))
             db.execute("DELETE FROM root WHERE path = ?", (root.key,))
         return count
 
@@ -227,68 +197,6 @@ class SearchIndex(IndexQueries):
     # -- writing -----------------------------------------------------------------------
 
     @staticmethod
-    def _rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
-        """Return the doc row and the doc_text row of a memory, secrets redacted: a key
-        pasted into a hand-written memory must not be copied into the index too."""
-        expires = memory.expires
-        title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
-        tags = tuple(redact(tag) for tag in memory.tags)
-        doc = (
-            str(memory.path),
-            memory.root.key,
-            memory.root.scope,
-            memory.category,
-            memory.id,
-            title,
-            title_key(title),
-            description,
-            memory.kind,
-            json.dumps(list(tags), ensure_ascii=False),
-            json.dumps(list(memory.scenarios), ensure_ascii=False),
-            int(memory.hard_rule),
-            format_time(memory.created) if memory.created else None,
-            format_time(memory.updated) if memory.updated else None,
-            format_time(expires) if expires else None,
-            expires.timestamp() if expires else None,
-            memory.newest.timestamp(),
-            memory.mtime,
-            memory.content_hash,
-            signature,
-            memory.project,
-        )
-        text = (
-            preview_of(body),
-            tokenize.token_stream(title),
-            tokenize.token_stream(description),
-            tokenize.token_stream(" ".join((*tags, memory.kind))),
-            tokenize.token_stream(body),
-        )
-        return doc, text
-
-    @staticmethod
-    def _upsert(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> None:
-        doc_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
-        text_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
-        doc_sql = (
-            f"INSERT INTO doc ({DOC_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
-            f"ON CONFLICT(path) DO UPDATE SET {doc_updates} RETURNING rowid"
-        )
-        # An upsert, never INSERT OR REPLACE: REPLACE's implicit delete fires no trigger
-        # and would leave the old tokens in the full-text index.
-        text_sql = (
-            f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
-            f"ON CONFLICT(rowid) DO UPDATE SET {text_updates}"
-        )
-        terms = TermDelta()
-        paths = [doc[0] for doc, _ in rows]
-        terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
-        for doc, text in rows:
-            rowid = db.execute(doc_sql, doc).fetchone()[0]
-            db.execute(text_sql, (rowid, *text))
-            terms.add(text[1:])
-        terms.apply(db)
-
-    @staticmethod
     def _record_problems(
         db: sqlite3.Connection, root: MemoryRoot, path: Path, problems: Sequence[Problem], signature: str
     ) -> None:
@@ -298,47 +206,44 @@ class SearchIndex(IndexQueries):
             [(str(p.path), root.key, p.reason, int(p.skipped), signature, time.time()) for p in problems],
         )
 
-    def sync_root(self, root: MemoryRoot) -> int:
+    def sync_root(self, root: MemoryRoot, *, quick: bool = False) -> int:
         """Bring one root's entries up to date; return how many were added, changed or removed."""
-        return self.sync_root_report(root).changed
+        return self.sync_root_report(root, quick=quick).changed
 
-    def sync_root_report(self, root: MemoryRoot) -> SyncReport:
+    def sync_root_report(self, root: MemoryRoot, *, quick: bool = False) -> SyncReport:
         """Bring one root's entries up to date; say how many changed and in which categories.
 
         The categories let a caller recompile only those index.md files:
-        `compile_root(root, index, categories=report.categories)`.
+        `compile_root(root, index, categories=report.categories)`. `quick` lists only the
+        category folders whose own stat moved since the last sync (a file added, removed
+        or renamed into place: how memoryd, git and most editors write); a file edited
+        in place in an unchanged folder is then seen by the next full sync.
         """
-        files, tree_problems = list_memory_files(root)
         now_ns = time.time_ns()
-        stored: dict[str, str] = dict(self._db.execute("SELECT path, sig FROM doc WHERE root = ?", (root.key,)))
-        broken: dict[str, str] = dict(
-            self._db.execute(
-                "SELECT path, sig FROM problem WHERE root = ? AND kind = 'file' AND skipped = 1", (root.key,)
-            )
-        )
+        folders = dict(self._db.execute("SELECT name, sig FROM folder WHERE root = ?", (root.key,)))
+        listing = list_tree(root, {k: v for k, v in folders.items() if v} if quick else None, now_ns)
+        stored, broken = self._stored(root, listing, folders)
         present: set[str] = set()
         pending: list[tuple[Path, str]] = []
-        for path, st in files:
+        for path, st in listing.files:
             present.add(path)
-            signature = _signature_text(st)
+            signature = signature_text(st)
             if stored.get(path) == signature:
                 continue  # unchanged since it was last read (stored only once trustworthy)
             if path not in stored and broken.get(path) == signature:
                 continue  # still the same broken file: reported already
-            pending.append((Path(path), _trusted(signature, st.st_mtime_ns, now_ns)))
-
+            pending.append((Path(path), trusted(signature, st.st_mtime_ns, now_ns)))
         gone = [p for p in stored if p not in present]
         fixed = [p for p in broken if p not in present]
-        tree_now = sorted((str(p.path), p.reason) for p in tree_problems)
+        tree_now = sorted((str(p.path), p.reason) for p in listing.problems)
         tree_before = [
             tuple(r)
             for r in self._db.execute(
                 "SELECT path, reason FROM problem WHERE root = ? AND kind = 'tree' ORDER BY path, reason", (root.key,)
             )
         ]
-        registered = self.knows(root)
         # Most syncs find nothing: then take no write lock at all (the daemon may hold it).
-        if gone or fixed or tree_now != tree_before or not registered:
+        if gone or fixed or tree_now != tree_before or not self.knows(root):
             with self._write() as db:
                 self._register(db, root)
                 db.execute("DELETE FROM problem WHERE root = ? AND kind = 'tree'", (root.key,))
@@ -351,10 +256,34 @@ class SearchIndex(IndexQueries):
         changed = len(gone)
         for start in range(0, len(pending), BATCH):
             changed += self._index_batch(root, pending[start : start + BATCH])
+        if listing.folders != folders:  # stored only now that their files are indexed
+            with self._write() as db:
+                db.execute("DELETE FROM folder WHERE root = ?", (root.key,))
+                db.executemany("INSERT INTO folder VALUES (?, ?, ?)", [(root.key, *f) for f in listing.folders.items()])
         if changed:
             log.info("index.synced", extra={"root": str(root.path), "changed": changed})
         touched = {Path(p).parent.name for p in gone} | {p.parent.name for p, _ in pending}
         return SyncReport(changed, touched if changed else set())
+
+    def _stored(
+        self, root: MemoryRoot, listing: TreeListing, folders: dict[str, str]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The stored signatures of the root's memories and broken files, skipped folders left out."""
+        where, params = "root = ?", [root.key]
+        if listing.skipped:
+            # Listed folders, and those gone since: a skipped folder's entries all stay.
+            looked = sorted((set(listing.folders) | set(folders)) - listing.skipped)
+            where += f" AND category IN ({', '.join('?' * len(looked))})"
+            params += looked
+        stored = dict(self._db.execute(f"SELECT path, sig FROM doc WHERE {where}", params))
+        broken = {
+            path: sig
+            for path, sig in self._db.execute(
+                "SELECT path, sig FROM problem WHERE root = ? AND kind = 'file' AND skipped = 1", (root.key,)
+            )
+            if Path(path).parent.name not in listing.skipped
+        }
+        return stored, broken
 
     def _index_batch(self, root: MemoryRoot, batch: Sequence[tuple[Path, str]]) -> int:
         """Re-read a batch of files whose stat moved; re-index those whose content did."""
@@ -387,7 +316,7 @@ class SearchIndex(IndexQueries):
             except OSError as exc:
                 problems.append((path, [Problem(path, f"unreadable: {exc.strerror or exc}")], signature))
                 continue
-            rows.append(self._rows(memory, signature))
+            rows.append(index_rows(memory, signature))
             problems.append((path, warnings, signature))
         # A problem already on record was logged when first met: say it once, not per sync.
         known = set(
@@ -398,7 +327,7 @@ class SearchIndex(IndexQueries):
         )
         with self._write() as db:
             if rows:
-                self._upsert(db, rows)
+                upsert_rows(db, rows)
             db.executemany("UPDATE doc SET sig = ? WHERE path = ?", touched)
             delete_paths(db, removed)
             for path, found, signature in problems:
@@ -411,11 +340,11 @@ class SearchIndex(IndexQueries):
 
     def put(self, memory: Memory, st: os.stat_result, warnings: Sequence[Problem] = ()) -> None:
         """Index a memory its writer has just written and parsed: no second read of the file."""
-        signature = _trusted(_signature_text(st), st.st_mtime_ns, time.time_ns())
+        signature = trusted(signature_text(st), st.st_mtime_ns, time.time_ns())
         with self._write() as db:
             if not self.knows(memory.root):
                 self._register(db, memory.root)
-            self._upsert(db, [self._rows(memory, signature)])
+            upsert_rows(db, [index_rows(memory, signature)])
             self._record_problems(db, memory.root, memory.path, warnings, signature)
         for problem in warnings:
             log_problem(problem)
@@ -443,7 +372,7 @@ class SearchIndex(IndexQueries):
         if not self.knows(root):
             with self._write() as db:
                 self._register(db, root)
-        signature = _trusted(_signature_text(st), st.st_mtime_ns, time.time_ns())
+        signature = trusted(signature_text(st), st.st_mtime_ns, time.time_ns())
         return self._index_batch(root, [(path, signature)]) > 0
 
     def remove_file(self, path: Path) -> bool:

@@ -13,8 +13,8 @@ import os
 import secrets
 import stat as stat_module
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,9 @@ from daemon.memory.roots import (
 # Bytes of a memory file read at most (settings: memory.max_file_bytes): a 50 MB file
 # must not cost 50 MB, nor its tokens.
 MAX_FILE_BYTES = 1_048_576
+# A file (or folder) modified this recently (ns) may change again within the clock's
+# granularity with the same stat: its signature is not trusted until it is older.
+RACY_NS = 2_000_000_000
 
 # The logger keeps the name file problems were always reported under.
 log = logging.getLogger("memoryd.memory.tree")
@@ -318,24 +321,64 @@ def _add_links(
             files.append((path, st))
 
 
-def list_memory_files(root: MemoryRoot) -> tuple[list[tuple[str, os.stat_result]], list[Problem]]:
-    """Return the candidate memory files of a root with their stat, and the problems met.
+@dataclass
+class TreeListing:
+    """A root's memory files with their stat, the problems met, and its category folders.
 
-    Paths are strings: this runs on every sync over every file, and building a Path
-    per file would cost more than the stat itself. Symlinks are followed only while
-    they stay inside the root; the same real file reached twice is listed once.
+    `folders` maps each category folder to the signature to store for it (empty when it
+    must be listed again next time: too fresh, linked, or with problems); `skipped`
+    holds those left unlisted because their signature matched the stored one.
     """
-    files: list[tuple[str, os.stat_result]] = []
-    problems: list[Problem] = []
+
+    files: list[tuple[str, os.stat_result]]
+    problems: list[Problem]
+    folders: dict[str, str] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
+
+
+def folder_signature(st: os.stat_result) -> str:
+    """What says "a file was added, removed or renamed in this folder"."""
+    return f"{st.st_mtime_ns},{st.st_ino}"
+
+
+def list_tree(root: MemoryRoot, known: Mapping[str, str] | None = None, now_ns: int = 0) -> TreeListing:
+    """List a root's candidate memory files; folders whose signature is in `known` are skipped.
+
+    Paths are strings: this runs over every file, and building a Path per file would
+    cost more than the stat itself. Symlinks are followed only while they stay inside the
+    root; the same real file reached twice is listed once.
+    """
+    listing = TreeListing([], [])
     deferred: list[str] = []
-    for folder, linked in _top_folders(root, problems):
+    for folder, linked in _top_folders(root, listing.problems):
         try:
-            _list_folder(folder, linked, files, deferred, problems)
+            signature = folder_signature(folder.stat())
         except OSError as exc:
-            problems.append(Problem(Path(folder.path), f"unreadable folder: {exc.strerror or exc}"))
+            listing.problems.append(Problem(Path(folder.path), f"unreadable folder: {exc.strerror or exc}"))
+            continue
+        if known and not linked and known.get(folder.name) == signature:
+            listing.folders[folder.name] = signature
+            listing.skipped.add(folder.name)
+            continue
+        before = (len(deferred), len(listing.problems))
+        try:
+            _list_folder(folder, linked, listing.files, deferred, listing.problems)
+        except OSError as exc:
+            listing.problems.append(Problem(Path(folder.path), f"unreadable folder: {exc.strerror or exc}"))
+        mtime_ns = int(signature.split(",", 1)[0])
+        clean = not linked and (len(deferred), len(listing.problems)) == before and mtime_ns < now_ns - RACY_NS
+        listing.folders[folder.name] = signature if clean else ""
     if deferred:
-        _add_links(root, deferred, files, problems)
-    return files, problems
+        if listing.skipped:
+            return list_tree(root, None, now_ns)  # a link's target may sit in a skipped folder
+        _add_links(root, deferred, listing.files, listing.problems)
+    return listing
+
+
+def list_memory_files(root: MemoryRoot) -> tuple[list[tuple[str, os.stat_result]], list[Problem]]:
+    """Return every candidate memory file of a root with its stat, and the problems met."""
+    listing = list_tree(root)
+    return listing.files, listing.problems
 
 
 def log_problem(problem: Problem) -> None:

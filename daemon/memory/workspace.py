@@ -87,13 +87,17 @@ class Workspace:
         return roots
 
     def refresh(self, roots: Sequence[MemoryRoot] | None = None) -> int:
-        """Bring the index up to date with the trees; return how many entries changed."""
+        """Bring the index up to date with the trees; return how many entries changed.
+
+        Quick: only category folders whose listing changed are listed again (see
+        `SearchIndex.sync_root_report`); `memoryd compile` and the daemon look further.
+        """
         changed = 0
         for root in self.roots("all") if roots is None else roots:
             if self.trust_index and self.index.knows(root):
                 continue
             if root.exists():
-                changed += self.index.sync_root(root)
+                changed += self.index.sync_root(root, quick=True)
             elif self.index.count([root]):
                 changed += self.index.forget_root(root)
         return changed

@@ -1,0 +1,107 @@
+"""The rows the index stores for a memory, and writing them: pure row building, one upsert."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+
+from daemon.memory import tokenize
+from daemon.memory.index_schema import DOC_COLUMNS, TEXT_COLUMNS
+from daemon.memory.terms import TermDelta
+from daemon.memory.tree import RACY_NS, Memory, title_key
+from daemon.scrub import redact
+from daemon.timefmt import format_time
+
+PREVIEW_CHARS = 500
+
+
+def signature_text(st: os.stat_result) -> str:
+    """Return what says "this file may have changed" (mtime, ctime, size, inode) as stored text."""
+    return f"{st.st_mtime_ns},{st.st_ctime_ns},{st.st_size},{st.st_ino}"
+
+
+def trusted(signature: str, mtime_ns: int, now_ns: int) -> str:
+    """Return the signature to store: empty while the file is too fresh to trust its stat.
+
+    A file rewritten with the same size within the clock's granularity keeps its
+    mtime; storing no signature for recent files makes the next sync hash them again.
+    """
+    return signature if mtime_ns < now_ns - RACY_NS else ""
+
+
+def preview_of(body: str) -> str:
+    """Return the first PREVIEW_CHARS characters of a body, marked when cut.
+
+    A session note's provenance line (`> Source: OpenCode session …`) repeats what the
+    result line already says, so the preview starts after it, with the content.
+    """
+    body = body.strip()
+    if body.startswith("> Source: "):
+        body = body.split("\n", 1)[1].strip() if "\n" in body else ""
+    return body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS].rstrip() + "…"
+
+
+def index_rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
+    """Return the doc row and the doc_text row of a memory, secrets redacted: a key
+    pasted into a hand-written memory must not be copied into the index too."""
+    expires = memory.expires
+    title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
+    tags = tuple(redact(tag) for tag in memory.tags)
+    doc = (
+        str(memory.path),
+        memory.root.key,
+        memory.root.scope,
+        memory.category,
+        memory.id,
+        title,
+        title_key(title),
+        description,
+        memory.kind,
+        json.dumps(list(tags), ensure_ascii=False),
+        json.dumps(list(memory.scenarios), ensure_ascii=False),
+        int(memory.hard_rule),
+        format_time(memory.created) if memory.created else None,
+        format_time(memory.updated) if memory.updated else None,
+        format_time(expires) if expires else None,
+        expires.timestamp() if expires else None,
+        memory.newest.timestamp(),
+        memory.mtime,
+        memory.content_hash,
+        signature,
+        memory.project,
+    )
+    text = (
+        preview_of(body),
+        tokenize.token_stream(title),
+        tokenize.token_stream(description),
+        tokenize.token_stream(" ".join((*tags, memory.kind))),
+        tokenize.token_stream(body),
+    )
+    return doc, text
+
+
+def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> None:
+    doc_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
+    text_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
+    doc_sql = (
+        f"INSERT INTO doc ({DOC_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
+        f"ON CONFLICT(path) DO UPDATE SET {doc_updates} RETURNING rowid"
+    )
+    # An upsert, never INSERT OR REPLACE: REPLACE's implicit delete fires no trigger
+    # and would leave the old tokens in the full-text index.
+    text_sql = (
+        f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+        f"ON CONFLICT(rowid) DO UPDATE SET {text_updates}"
+    )
+    terms = TermDelta()
+    paths = [doc[0] for doc, _ in rows]
+    terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
+    for doc, text in rows:
+        rowid = db.execute(doc_sql, doc).fetchone()[0]
+        db.execute(text_sql, (rowid, *text))
+        terms.add(text[1:])
+    terms.apply(db)
+    # A folder the index has not listed yet is listed by the next quick sync.
+    db.executemany("INSERT OR IGNORE INTO folder VALUES (?, ?, '')", sorted({(doc[1], doc[3]) for doc, _ in rows}))
