@@ -23,11 +23,14 @@ def _command(app: AppContext) -> list[str]:
 def opencode() -> None:
     """Make memory arrive in every OpenCode session by itself.
 
-    `install` writes memoryd's plugin into OpenCode's global plugins/ folder and adds
-    the `memoryd` MCP server (recall, remember, forget, inspect tools) to OpenCode's
-    global config, merging into what is there. The plugin gives each session the
-    block `memoryd context` shows, turns compaction into a save point, and tells the
-    daemon when a session goes idle so its note is written at once.
+    One install serves OpenCode 1.x and 2.x. `install` writes memoryd's plugin into
+    OpenCode's global plugins/ folder and adds the `memoryd` MCP server (recall,
+    remember, forget, inspect tools) to OpenCode's global opencode.json or
+    opencode.jsonc (comments kept), merging into what is there. The plugin gives each
+    session the block `memoryd context` shows (kept for the whole session), turns
+    compaction into a save point, and tells the daemon when a turn ends so its note is
+    written at once. `status` also names the OpenCode version(s) on PATH and what
+    OpenCode's log says about loading the plugin.
 
     \b
     Examples:
@@ -73,18 +76,32 @@ def uninstall(dry_run: bool) -> None:
 @opencode.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool) -> None:
-    """Say whether the plugin and MCP entry are installed and current."""
+    """Say whether the plugin and MCP entry are installed, current and loaded, and by which OpenCode."""
+    from daemon.opencode.hosts import find_hosts, log_dir, plugin_load
     from daemon.opencode.install import config_dir, describe_install, install_status
 
     state = install_status(config_dir())
+    hosts = find_hosts()
+    load = plugin_load(log_dir(), state.plugin)
     if as_json:
         click.echo(json.dumps({
             "plugin": str(state.plugin), "plugin_version": state.plugin_version,
             "current_version": state.current_version, "outdated": state.plugin_outdated,
             "mcp_registered": state.mcp_registered, "config": str(state.config),
+            "opencode": [{"path": str(h.path), "version": h.version} for h in hosts],
+            "plugin_load": {"state": load.state, "detail": load.detail, "log": str(load.log) if load.log else None},
         }))  # fmt: skip
         return
     for line in describe_install(state):
         click.echo(line)
-    if not state.plugin_installed or state.plugin_outdated or not state.mcp_registered:
+    found = ", ".join(f"{h.version or 'unknown version'} ({h.path})" for h in hosts)
+    click.echo(f"OpenCode: {found}" if hosts else "OpenCode: not found on PATH")
+    if load.state == "failed":
+        click.echo(f"plugin load: FAILED, OpenCode skipped it: {load.detail} (in {load.log})")
+    elif load.state == "loaded":
+        click.echo(f"plugin load: loaded ({load.detail}, {load.log})")
+    else:
+        click.echo("plugin load: no OpenCode log line names it yet (OpenCode 1.x logs only failures; "
+                   "start a session and check again)")  # fmt: skip
+    if not state.plugin_installed or state.plugin_outdated or not state.mcp_registered or load.state == "failed":
         raise SystemExit(EXIT_FAILED)

@@ -1,10 +1,13 @@
 """Install memoryd into OpenCode: the plugin file and the `memoryd` MCP server entry.
 
-The plugin goes to OpenCode's global `plugins/` folder; the MCP entry is merged into the
-global config (`opencode.json`, or a plain-JSON `opencode.jsonc`). A config that holds
-comments, or that does not parse, is never rewritten: the snippet to add is printed
-instead. Everything is planned first (`plan_install`, `plan_uninstall`), so
-`--dry-run` shows exactly what `apply` would do.
+One install serves OpenCode 1.x and 2.x: the plugin file (one default export for both)
+goes to the global `plugins/` folder, which both load; the MCP entry, in the 1.x shape
+(`"mcp": {"memoryd": {"type": "local", …}}`, which 2.x translates), goes to the global
+`opencode.json` or `opencode.jsonc`, the only names 2.x reads (a 1.x-only `config.json` is
+left alone; a new `opencode.json` is made beside it). An `opencode.jsonc` keeps its
+comments: only the bytes of memoryd's member change. A config that does not parse is never
+rewritten: the snippet to add is printed instead. Everything is planned first
+(`plan_install`, `plan_uninstall`), so `--dry-run` shows exactly what `apply` would do.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from typing import Any
 
 from daemon import __version__
 from daemon.files import atomic_write_text
+from daemon.opencode import jsonc
 
 PLUGIN_NAME = "memoryd.js"
 SERVER_NAME = "memoryd"
-CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")  # OpenCode reads these, in this order
+CONFIG_NAMES = ("opencode.json", "opencode.jsonc")  # the global config names both 1.x and 2.x read
+LEGACY_NAMES = ("config.json",)  # read by 1.x only
 VERSION_MARK = "// memoryd-plugin-version: "
 SCHEMA = "https://opencode.ai/config.json"
 
@@ -73,27 +78,55 @@ class ConfigFile:
 
     path: Path
     exists: bool
-    data: dict[str, Any] | None  # None: not plain JSON (comments, or broken)
+    data: dict[str, Any] | None  # None: it does not parse
     problem: str = ""
+    text: str = ""  # as written (JSONC is edited in place)
+    commented: bool = False  # JSONC with comments or trailing commas: edit the text, never re-dump
 
 
 def read_config(folder: Path) -> ConfigFile:
-    """The first global config file OpenCode would read, parsed if it is plain JSON."""
+    """The global config file memoryd writes to (the first of `CONFIG_NAMES`), parsed."""
     for name in CONFIG_NAMES:
         path = folder / name
-        if not path.exists():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            return ConfigFile(path, True, None, f"cannot read it: {exc}")
-        except json.JSONDecodeError as exc:
-            what = "it has comments (JSONC)" if path.suffix == ".jsonc" else f"it is not valid JSON ({exc})"
-            return ConfigFile(path, True, None, what)
-        if not isinstance(data, dict):
-            return ConfigFile(path, True, None, "its top level is not an object")
-        return ConfigFile(path, True, data)
+        if path.exists():
+            return _parse(path)
     return ConfigFile(folder / CONFIG_NAMES[0], False, {"$schema": SCHEMA})
+
+
+def _parse(path: Path) -> ConfigFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return ConfigFile(path, True, None, f"cannot read it: {exc}")
+    commented = False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        try:
+            data, commented = jsonc.loads(text), True
+        except jsonc.JsoncError:
+            return ConfigFile(path, True, None, f"it is not valid JSON or JSONC ({exc})", text)
+    if not isinstance(data, dict):
+        return ConfigFile(path, True, None, "its top level is not an object", text)
+    return ConfigFile(path, True, data, "", text, commented)
+
+
+def legacy_configs(folder: Path) -> list[Path]:
+    """Global config files only OpenCode 1.x reads (2.x reads `opencode.json(c)` only)."""
+    return [folder / name for name in LEGACY_NAMES if (folder / name).exists()]
+
+
+def _with_entry(config: ConfigFile, entry: dict[str, Any]) -> str:
+    """The config's new text with memoryd's MCP entry set (comments kept in JSONC)."""
+    if not config.commented:
+        merged = dict(config.data or {})
+        servers = merged.get("mcp")
+        merged["mcp"] = {**(servers if isinstance(servers, dict) else {}), SERVER_NAME: entry}
+        return _dump(merged)
+    text = jsonc.set_member(config.text, ("mcp", SERVER_NAME), entry)
+    if (jsonc.loads(text).get("mcp") or {}).get(SERVER_NAME) != entry:  # never write what we cannot read back
+        raise jsonc.JsoncError("the edited file does not read back")
+    return text
 
 
 @dataclass
@@ -141,17 +174,19 @@ def plan_install(folder: Path, command: Sequence[str], socket: Path) -> Plan:
         plan.writes[plugin] = text
     config = read_config(folder)
     entry = mcp_entry(command)
+
+    def manual(problem: str) -> str:
+        return f"{config.path}: not rewritten ({problem}). Add this MCP server to it by hand:\n{_snippet(command)}"
+
     if config.data is None:
-        plan.manual.append(
-            f"{config.path}: not rewritten ({config.problem}). Add this MCP server to it by hand:\n{_snippet(command)}"
-        )
+        plan.manual.append(manual(config.problem))
     elif (config.data.get("mcp") or {}).get(SERVER_NAME) == entry:
         plan.unchanged.append(f"MCP server '{SERVER_NAME}' in {config.path}")
     else:
-        merged = dict(config.data)
-        servers = merged.get("mcp")
-        merged["mcp"] = {**(servers if isinstance(servers, dict) else {}), SERVER_NAME: entry}
-        plan.writes[config.path] = _dump(merged)
+        try:
+            plan.writes[config.path] = _with_entry(config, entry)
+        except jsonc.JsoncError as exc:
+            plan.manual.append(manual(f"cannot edit its JSONC safely: {exc}"))
     return plan
 
 
@@ -168,6 +203,8 @@ def plan_uninstall(folder: Path) -> Plan:
     servers = (config.data or {}).get("mcp")
     if config.data is None and config.exists:
         plan.manual.append(f"{config.path}: not rewritten ({config.problem}); remove mcp.{SERVER_NAME} by hand if present")
+    elif config.commented and isinstance(servers, dict) and SERVER_NAME in servers:
+        plan.manual.append(f"{config.path} has comments: remove mcp.{SERVER_NAME} from it by hand")
     elif isinstance(servers, dict) and SERVER_NAME in servers:
         merged = dict(config.data or {})
         rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
@@ -206,9 +243,6 @@ def install_status(folder: Path) -> InstallStatus:
         version = None
     config = read_config(folder)
     registered = SERVER_NAME in ((config.data or {}).get("mcp") or {})
-    if config.data is None and config.exists:
-        # A JSONC file: look for the entry's name, since it cannot be parsed here.
-        registered = f'"{SERVER_NAME}"' in config.path.read_text(encoding="utf-8", errors="replace")
     return InstallStatus(plugin, version, plugin_version(), registered, config.path)
 
 

@@ -8,6 +8,9 @@ request, `opencode run --standalone` (no background service on the fixed port).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -91,6 +94,12 @@ def test_without_daemon_the_plugin_runs_memoryd_context(world: World) -> None:
     assert not world.socket.exists()
     assert_injected(world.model, since=start)
     assert title_requests(world.model)[-1]["messages"] == plain_title  # 2.0 has no context hook for titles
+    # `memoryd opencode status` names this OpenCode and reads from its log that the plugin loaded.
+    path = f"{world.home.binary.parent}{os.pathsep}{world.env.get('PATH', '')}"
+    status = subprocess.run([sys.executable, "-m", "daemon", "opencode", "status"], env={**world.env, "PATH": path},
+                            capture_output=True, text=True)  # fmt: skip
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert f"OpenCode: 2.0.15 ({world.home.binary})" in status.stdout and "plugin load: loaded" in status.stdout
 
 
 @pytest.mark.parametrize("mode", ["garbage", "hang"])

@@ -58,17 +58,45 @@ def test_install_merges_into_existing_json_and_keeps_everything_else(oc: Path) -
     assert not plugin(oc).exists()
 
 
-def test_jsonc_with_comments_is_never_rewritten(oc: Path) -> None:
+def test_jsonc_keeps_its_comments_and_gets_the_entry(oc: Path) -> None:
+    from daemon.opencode.jsonc import loads
+
     oc.mkdir(parents=True)
-    jsonc = '{\n  // my models\n  "model": "x/y",\n}\n'
-    (oc / "opencode.jsonc").write_text(jsonc)
+    original = '{\n  // my models\n  "model": "x/y", /* pinned */\n  "mcp": {\n    "gh": {"type": "remote", "url": "https://x"}, // mine\n  },\n}\n'
+    (oc / "opencode.jsonc").write_text(original)
+    assert run("opencode", "install").exit_code == 0
+    text = (oc / "opencode.jsonc").read_text()
+    for comment in ("// my models", "/* pinned */", "// mine"):
+        assert comment in text
+    data = loads(text)
+    assert data["model"] == "x/y" and set(data["mcp"]) == {"gh", "memoryd"}
+    assert data["mcp"]["memoryd"]["command"][-1] == "mcp"
+    assert run("opencode", "install").exit_code == 0 and (oc / "opencode.jsonc").read_text() == text  # idempotent
+    assert run("opencode", "status").exit_code == 0
+    removed = run("opencode", "uninstall")  # a commented file is not re-dumped: by hand
+    assert removed.exit_code == 1 and "by hand" in removed.output and (oc / "opencode.jsonc").read_text() == text
+
+
+def test_a_broken_config_is_never_rewritten(oc: Path) -> None:
+    oc.mkdir(parents=True)
+    broken = '{\n  "model": "x/y"\n  "theme": \n'
+    (oc / "opencode.json").write_text(broken)
     result = run("opencode", "install")
     assert result.exit_code == 1  # something is left to do by hand
     assert "not rewritten" in result.output and '"memoryd"' in result.output and '"mcp"' in result.output
-    assert (oc / "opencode.jsonc").read_text() == jsonc
+    assert (oc / "opencode.json").read_text() == broken
     assert plugin(oc).exists()  # the plugin is installed all the same
     status = run("opencode", "status")
     assert "MCP server: not in" in status.output and status.exit_code == 1
+
+
+def test_a_1x_only_config_json_is_left_and_opencode_json_made(oc: Path) -> None:
+    oc.mkdir(parents=True)
+    legacy = '{"theme": "dark"}\n'
+    (oc / "config.json").write_text(legacy)
+    assert run("opencode", "install").exit_code == 0
+    assert (oc / "config.json").read_text() == legacy
+    assert "memoryd" in json.loads((oc / "opencode.json").read_text())["mcp"]  # what OpenCode 2 reads
 
 
 def test_a_foreign_plugin_of_the_same_name_is_left_alone(oc: Path) -> None:
