@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -66,11 +67,12 @@ def world() -> Iterator[World]:
     yield from make_world(require_opencode2(), OpenCode2Home)
 
 
-def test_plugin_loads_and_the_daemon_gives_every_step_the_block_and_hears_the_turn_end(world: World) -> None:
+def test_the_daemon_gives_every_step_the_block_and_notes_the_turn_at_once(world: World) -> None:
     daemon = world.start_daemon(settle=30)
     try:
         shown = world.memoryd("context", "--dir", str(world.worktree), "--prompt", world.scenario["prompt"])
         sid = world.home.run(world.scenario["prompt"], world.worktree)
+        returned = time.monotonic()
         block = assert_injected(world.model)
         assert shown.stdout.strip() == block  # exactly what `memoryd context` showed
         assert not world.home.log_lines("LoadError"), world.home.log_lines("LoadError")
@@ -78,6 +80,12 @@ def test_plugin_loads_and_the_daemon_gives_every_step_the_block_and_hears_the_tu
         wait_for(lambda: sid in (world.base / "daemon.out").read_text(), timeout=10, what="the idle notice")
         log = (world.base / "daemon.out").read_text()
         assert "session.idle" in log and "Traceback" not in log
+        # … so the note was written at once: settle_seconds is 30; the deadline leaves room
+        # for a loaded machine (bench_inject measures the delay).
+        sessions = world.worktree / ".memory" / "sessions"
+        note = wait_for(lambda: [p for p in sessions.glob("*.md") if p.name != "index.md"], timeout=20, what="the note")
+        assert time.monotonic() - returned < 25, "the note waited for settle_seconds, not for the turn's end"
+        assert sid in note[0].read_text()
     finally:
         stop(daemon)
 
