@@ -20,10 +20,12 @@ from daemon.capture.distill import cues
 from daemon.capture.distill.turns import blocks
 from daemon.logs import get_logger
 from daemon.memory import commands
-from daemon.memory.checks import MAX_TITLE
+from daemon.files import slugify
+from daemon.memory.checks import DESCRIPTION_CHARS, MAX_TITLE
+from daemon.memory.clip import clip_text
 from daemon.memory.frontmatter import MemoryFileError, split_document
 from daemon.memory.index import SearchIndex, SearchIndexError, open_index
-from daemon.memory.roots import MemoryRoot, global_tree
+from daemon.memory.roots import MemoryRoot, canonical_project, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
 
 if TYPE_CHECKING:
@@ -36,20 +38,54 @@ _SOURCE = re.compile(r"^- session `(?P<id>[^`]+)`")
 _SOURCES_HEADING = "Sources:"
 
 
+_CONTEXT = "Context: "
+# A title that leans on what came before it ("load them with …", "它会…"): the statement
+# alone does not say what it is about, so the session's title is put before it.
+_DANGLING = re.compile(
+    r"^(?:\S+\s+){0,3}?(?:them|it|its|they|these|those|this|that)\b|^\S{0,6}(?:它|这个|那个|これ|それ|あれ|이것|그것)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Statement:
     kind: str  # lesson | gotcha | decision
-    title: str  # the memory's title: the statement, shortened
+    title: str  # the memory's title: the statement, shortened, standing alone
     text: str  # the whole statement
+
+
+@dataclass(frozen=True)
+class NoteFacts:
+    """What a note says about itself that its memories carry: its title and project."""
+
+    title: str = ""
+    project: str = ""  # canonical worktree; "" unknown
+
+    @property
+    def context(self) -> str:
+        """One line saying what the memory is about: the session it came from, and its project."""
+        name = Path(self.project).name if self.project else ""
+        where = f" (project {name})" if name else ""
+        return f"{_CONTEXT}{self.title}{where}." if self.title else ""
+
+
+def note_facts(note_text: str) -> NoteFacts:
+    """The title and project of a note ("" for what it does not say)."""
+    try:
+        fields = split_document(note_text).fields if note_text.startswith("---\n") else {}
+    except MemoryFileError:
+        return NoteFacts()
+    title = " ".join(str(fields.get("title") or "").split())
+    return NoteFacts(title, canonical_project(str(fields.get("project") or "")))
 
 
 def statements(note_text: str) -> list[Statement]:
     """The labelled lessons, gotchas and decisions of a note, once each."""
     body = note_text
     if note_text.startswith("---\n"):
-        # A session note's frontmatter holds no statements: skip it without a YAML parse.
         end = note_text.find("\n---\n", 4)
         body = note_text[end + 5 :] if end >= 0 else note_text
+    subject = note_facts(note_text).title
     found: dict[tuple[str, str], Statement] = {}
     for block in blocks(body):
         labelled = cues.label_of(block)
@@ -59,16 +95,18 @@ def statements(note_text: str) -> list[Statement]:
         text = " ".join(text.strip(" *_").split())
         if len(text) < 8:
             continue
-        title = _title(text)
+        title = _title(text, subject)
         found.setdefault((kind, title.casefold()), Statement(kind, title, text))
     return list(found.values())
 
 
-def _title(text: str) -> str:
+def _title(text: str, subject: str = "") -> str:
+    """The statement's first sentence, standing alone: a fragment that says "them" or "it"
+    without its subject gets the session's title before it. Cut at a word, never inside one."""
     first = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", text, maxsplit=1)[0].rstrip(".。")
-    if len(first) <= MAX_TITLE - 1:
-        return first
-    return first[: MAX_TITLE - 2].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    if subject and _DANGLING.match(first) and subject.casefold() not in first.casefold():
+        first = f"{subject.rstrip('.:')}: {first}"
+    return clip_text(first, MAX_TITLE - 1)
 
 
 def _source_line(session_id: str, root: MemoryRoot, note_path: Path, kind: str, title: str) -> str:
@@ -77,8 +115,13 @@ def _source_line(session_id: str, root: MemoryRoot, note_path: Path, kind: str, 
 
 
 def _split_sources(body: str) -> tuple[str, list[str]]:
+    """The statement (without its context line) and the source lines of a memory's body."""
     text, _, rest = body.partition(f"\n{_SOURCES_HEADING}\n")
-    return text.strip(), [line for line in rest.splitlines() if _SOURCE.match(line)]
+    text = text.strip()
+    head, _, last = text.rpartition("\n")
+    if last.startswith(_CONTEXT):
+        text = head.strip()
+    return text, [line for line in rest.splitlines() if _SOURCE.match(line)]
 
 
 @dataclass
@@ -89,6 +132,7 @@ class _Change:
     statement: Statement
     adds: dict[str, str] = field(default_factory=dict)  # session id → source line
     drops: set[str] = field(default_factory=set)
+    facts: NoteFacts = NoteFacts()  # of the latest note that states it
 
 
 class NoteMemories:
@@ -112,9 +156,12 @@ class NoteMemories:
             return
         now = statements(current)
         kept = {(n.kind, n.title.casefold()) for n in now}
+        facts = note_facts(current)
         for statement in now:
             source = _source_line(session_id, root, note_path, statement.kind, title)
-            self._change(root, statement).adds[session_id] = source
+            change = self._change(root, statement)
+            change.adds[session_id] = source
+            change.facts = facts
         for statement in statements(previous):
             if (statement.kind, statement.title.casefold()) not in kept:
                 self._change(root, statement).drops.add(session_id)
@@ -171,7 +218,7 @@ class NoteMemories:
         if found and sources == before and text == found[0]:
             return  # nothing new: no write
         if sources:
-            self._save(ws, scope, Statement(statement.kind, statement.title, text), sources)
+            self._save(ws, scope, Statement(statement.kind, statement.title, text), sources, change.facts)
         elif found:
             root = ws.root_for(scope)  # type: ignore[arg-type]
             memories = [m for m in ws.index.find_by_title(root, statement.title) if m.kind == statement.kind]
@@ -189,18 +236,26 @@ class NoteMemories:
                     return None
         return None
 
-    def _save(self, ws: Workspace, scope: str, statement: Statement, sources: list[str]) -> None:
-        body = f"{statement.text}\n\n{_SOURCES_HEADING}\n" + "\n".join(sources)
+    def _save(self, ws: Workspace, scope: str, statement: Statement, sources: list[str], facts: NoteFacts) -> None:
+        context = f"\n\n{facts.context}" if facts.context else ""
+        body = f"{statement.text}{context}\n\n{_SOURCES_HEADING}\n" + "\n".join(sources)
         try:
-            remember_statement(ws, scope, statement.kind, statement.title, body)
+            remember_statement(ws, scope, statement, body, facts.project)
         except MemoryCommandError as exc:
             # A refused or unusable statement costs this memory only, never the note.
             log.warning("lesson.not_saved", kind=statement.kind, title=statement.title, error=str(exc))
 
 
-def remember_statement(ws: Workspace, scope: str, kind: str, title: str, body: str) -> None:
-    """The one call into the memory commands (kept thin so the memory layer can move)."""
-    commands.remember(ws, kind=kind, title=title, body=body, tags=[kind, "from-session"], scope=scope)  # type: ignore[arg-type]
+def remember_statement(ws: Workspace, scope: str, statement: Statement, body: str, project: str = "") -> None:
+    """The one call into the memory commands (kept thin so the memory layer can move).
+
+    The memory carries its project (a global-tree memory is scoped by it) and a complete
+    description: the statement, cut at a sentence or word."""
+    tags = [statement.kind, "from-session", *([slugify(Path(project).name, 40)] if project else [])]
+    commands.remember(
+        ws, kind=statement.kind, title=statement.title, body=body, tags=tags, scope=scope,  # type: ignore[arg-type]
+        description=clip_text(statement.text, DESCRIPTION_CHARS), project=project or None,
+    )  # fmt: skip
 
 
 def read_previous(note_path: Path) -> str:

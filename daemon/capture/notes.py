@@ -8,7 +8,7 @@ from pathlib import Path
 from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
 from daemon.memory.frontmatter import frontmatter_block
-from daemon.memory.roots import MemoryRoot, project_tree
+from daemon.memory.roots import MemoryRoot, canonical_project, project_tree
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
 from daemon.timefmt import iso
@@ -31,7 +31,9 @@ def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> 
         "kind": "session",
         "id": session.id,
         "session_id": session.id,
-        "project": session.directory,
+        # The project as its tree is found (the worktree top, links resolved): a global-tree
+        # note and the memories taken from it are scoped by it.
+        "project": canonical_project(session.directory) or session.directory,
         "started": iso(session.time_created),
         "updated": iso(updated_ms),
         "tags": ["session", slugify(project_name(session.directory), 40)],

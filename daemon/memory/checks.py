@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime
 
+from daemon.memory.clip import clip_text
 from daemon.memory.frontmatter import MemoryFileError, parse_time
 from daemon.memory.workspace import InvalidInput, SecretRefused
 from daemon.timefmt import DURATION_HELP, parse_duration
@@ -77,9 +78,7 @@ def derive_description(body: str) -> str:
         line = one_line(line.lstrip("#>*- ").strip())
         if line:
             sentence = re.split(r"(?<=[.!?。！？])\s", line, maxsplit=1)[0]
-            if len(sentence) <= DESCRIPTION_CHARS:
-                return sentence
-            return sentence[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+            return clip_text(sentence, DESCRIPTION_CHARS)  # at a word, never inside one
     return ""
 
 

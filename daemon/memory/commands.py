@@ -165,6 +165,7 @@ def remember(
     description: str | None = None,
     scope: Literal["project", "global"] = "project",
     hard_rule: bool = False,
+    project: str | None = None,
 ) -> RememberResult:
     """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place.
 
@@ -176,6 +177,8 @@ def remember(
     draft = _draft(now, kind, title, body, tags, expires, description)
     if hard_rule:
         draft.changes["hard_rule"] = True  # listed in ROOT.md and given to every session
+    if project:
+        draft.changes["project"] = project  # the project it belongs to (scopes a global-tree memory)
     root, note = ws.root_for(scope), ws.opt_in_note(scope)
     if root.exists():
         ws.refresh([root])  # the same title may have been written by hand since

@@ -141,3 +141,47 @@ def test_statements_are_read_in_every_language_and_once():
         ("lesson", "볼륨 권한은 먼저 확인한다"),
         ("lesson", "keep the lockfile"),
     ]
+
+
+def test_an_extracted_memory_carries_its_project_a_context_line_and_a_whole_description(home, tmp_path):
+    db, sid = lesson_corpus(tmp_path)
+    capture = capture_for(db)
+    capture.run_pass()
+    close(capture)
+    (lesson,) = memories(home.global_root, "lesson")
+    post = frontmatter.load(lesson)
+    note = frontmatter.load(next((home.global_root / "sessions").glob("*.md")))
+    assert post["project"] == note["project"] and post["project"]  # scoped like its note
+    assert Path(note["project"]).name in post["tags"]
+    assert f"Context: {note['title']} (project {Path(note['project']).name})." in post.content
+    assert post["description"] == LESSON  # the whole statement, not a cut
+    # Re-reading keeps the statement apart from its context line: a redistill writes nothing.
+    before = lesson.read_bytes()
+    capture = capture_for(db)
+    capture.run_pass(PassOptions(force=True))
+    close(capture)
+    assert lesson.read_bytes() == before
+
+
+def test_a_title_that_leans_on_what_came_before_gets_its_subject():
+    note = (
+        '---\ntitle: "CI secrets for the deploy workflow"\nproject: /home/dev/src/shop\n---\n\n'
+        "## Decisions & Rationale\n\n- Decision: load them with `gh secret set -f .env.ci` so none is typed by hand.\n"
+        "- Decision: pnpm is the only package manager of the repo.\n- 决定：它只在预发环境运行。\n"
+    )
+    titles = [s.title for s in statements(note)]
+    assert titles[0] == "CI secrets for the deploy workflow: load them with `gh secret set -f .env.ci` so none is typed by hand"
+    assert titles[1] == "pnpm is the only package manager of the repo"
+    assert titles[2] == "CI secrets for the deploy workflow: 它只在预发环境运行"
+
+
+def test_long_statements_are_cut_at_a_word_never_inside_one():
+    from daemon.capture.lessons import _title
+    from daemon.memory.checks import DESCRIPTION_CHARS, derive_description
+
+    words = "Keep maxsize=100 for the LRU cache because the comparison of the two settings showed memory growth " * 3
+    title = _title(words)
+    assert title.endswith("…") and title[:-1] in words and words[len(title) - 1] == " "
+    description = derive_description(words)
+    assert len(description) <= DESCRIPTION_CHARS and description.endswith("…")
+    assert words.startswith(description[:-1]) and words[len(description) - 1] == " "
