@@ -54,6 +54,12 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         out["state"] = {"unusable": str(exc), "disk_full": True}
         return out
     try:
+        # What the running daemon found reading it (damage inside a valid header shows
+        # only there): "<time> <error>", cleared by its next good pass.
+        seen = state.get_meta("source_error") if out["daemon"]["running"] else ""
+        if seen and out["source"].get("ok"):
+            at, _, error = seen.partition(" ")
+            out["source"] = {"ok": False, "error": f"{error} (the daemon, since {at}; retried with backoff)"}
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["sink"] = _sink(settings, state)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from daemon.config import Config
 from daemon.logs import get_logger
+from daemon.service.sourcehealth import FileIdentity, SourceHealth, file_identity, went_back
 from daemon.timefmt import iso
 
 if TYPE_CHECKING:
@@ -49,8 +50,8 @@ class Jobs:
         self._data_version: int | None = None
         self._replaced = threading.Event()
         self._stop = threading.Event()
-        self._source_error = ""
-        self._opened_identity: tuple[int, int] | None = None
+        self._source = SourceHealth()  # failures: reported once, retried with backoff
+        self._opened_identity: FileIdentity | None = None
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
         self._roots: dict[Path, MemoryRoot] = {}
@@ -87,26 +88,32 @@ class Jobs:
         from daemon.opencode.reader import SourceError
 
         # OpenCode's database deleted or replaced (the watcher says so, or, where events
-        # are missed, its inode changed): a connection to the old inode would read a file
-        # nobody writes any more.
-        replaced = self._replaced.is_set() or self._source_identity() != self._opened_identity
+        # are missed, its inode changed), or rewritten in place (`cp older.db`: its size,
+        # mtime or header moved without a commit we saw): a connection opened before
+        # would read a file nobody writes any more, or stale pages.
+        now = file_identity(self.paths.opencode_db)
+        replaced = self._replaced.is_set() or now != self._opened_identity
         if replaced and self._capture is not None:
             self._replaced.clear()
             self._close_capture()
-            self.log.info("source.reopened", db=str(self.paths.opencode_db))
+            back = went_back(self._opened_identity, now)
+            if back and now is not None and self._opened_identity and now.inode == self._opened_identity.inode:
+                self._full_next = True  # rows it holds may be older than what a pass looks at
+                self.log.info("source.replaced", db=str(self.paths.opencode_db), reason=back,
+                              hint="comparing every session once")
+            self.log.debug("source.reopened", db=str(self.paths.opencode_db))
         if self._capture is None:
             try:
                 self._capture = open_capturer(self.config, self.clock, fence=self.fence, own_writes=self.own_writes)
             except (SourceError, ConfigError) as exc:
                 self._source_failed(str(exc))
                 return None
-            self._source_error = ""
-            self._opened_identity = self._source_identity()
+            self._opened_identity = now
             self._capture.should_stop = self._stop.is_set
             self._data_version = None
             # Another file than the one the watermark was taken on (an older copy put
             # back, a restore): rows older than the watermark may be new to us.
-            identity = ":".join(map(str, self._opened_identity or ()))
+            identity = ":".join(map(str, self._opened_identity.inode if self._opened_identity else ()))
             if identity != self.state.get_meta("source_identity", identity):
                 self._full_next = True
                 self.log.info("source.replaced", db=str(self.paths.opencode_db), hint="comparing every session once")
@@ -114,10 +121,23 @@ class Jobs:
         return self._capture
 
     def _source_failed(self, error: str) -> None:
-        """Say once (per distinct error) that the source cannot be used; the daemon goes on."""
-        if error != self._source_error:
-            self.log.warning("source.unavailable", error=error)
-        self._source_error = error
+        """Say once (per distinct error) that the source cannot be used, for the log and
+        `memoryd status`; the daemon goes on and tries again after a backoff."""
+        now = self.clock()
+        if self._source.failed(error, now, file_identity(self.paths.opencode_db)):
+            self.log.warning("source.unavailable", error=error, retry_in_s=round(self._source.retry_at - now, 1))
+            self.state.set_meta("source_error", f"{iso(int(now * 1000))} {error}")
+        else:
+            self.log.debug("source.still_unavailable", error=error, failures=self._source.failures)
+
+    def _retry_result(self) -> CaptureResult:
+        """The source failed: look again once its backoff is over (no file event needed)."""
+        return CaptureResult(max(0.05, self._source.retry_at - self.clock()), False)
+
+    def _source_recovered(self) -> None:
+        if self._source.recovered():
+            self.log.info("source.recovered", db=str(self.paths.opencode_db))
+            self.state.set_meta("source_error", "")
 
     def capture(self, full: bool = False, idle: frozenset[str] = frozenset()) -> CaptureResult | None:
         """Run a capture pass if anything can have changed; None when there is no source.
@@ -130,9 +150,12 @@ class Jobs:
         from daemon.diskfull import raise_if_disk_full
         from daemon.opencode.reader import unreadable
 
+        wait = self._source.wait(self.clock(), file_identity(self.paths.opencode_db))
+        if wait is not None:  # the source failed lately and is the same file: not yet
+            return CaptureResult(wait, False)
         capture = self._open_capture()
         if capture is None:
-            return None
+            return self._retry_result()
         now_ms = int(self.clock() * 1000)
         try:
             if not self._may_have_work(capture, now_ms) and not (full or self._full_next or idle):
@@ -142,11 +165,12 @@ class Jobs:
             self._close_capture()
             raise_if_disk_full(exc, self.paths.state_dir)  # or memoryd's own files are full
             self._source_failed(str(unreadable(self.paths.opencode_db, exc)))
-            return None
+            return self._retry_result()
         except Exception:
             if self._stop.is_set():  # the stop cut the pass short (its writes are fenced off)
                 return None
             raise
+        self._source_recovered()
         self._full_next = self._full_next and report.interrupted
         for root in report.roots:  # the notes are indexed and compiled now, not on their echo
             self._refresh(root)
@@ -180,13 +204,6 @@ class Jobs:
         if not due:
             return None
         return min(max(floor, (at - now_ms) / 1000) for at, floor in due)
-
-    def _source_identity(self) -> tuple[int, int] | None:
-        try:
-            st = self.paths.opencode_db.stat()
-        except OSError:
-            return None
-        return st.st_dev, st.st_ino
 
     def source_replaced(self) -> None:
         """Called from the observer thread: reopen the database before the next pass."""
@@ -259,10 +276,10 @@ class Jobs:
             f"{counts['distilled']} notes, {waiting} waiting, {counts['failed']} failed, "
             f"{len(self._project_dirs)} projects"
         )
-        if self._source_error:
+        if self._source.error:
             if not self.paths.opencode_db.exists():
                 return f"{line}; waiting for {self.paths.opencode_db}"
-            return f"{line}; source unusable: {self._source_error}"
+            return f"{line}; source unusable: {self._source.error}"
         hold = self.state.hold()
         if hold is not None and hold.until_ms > int(self.clock() * 1000):
             return f"{line}; model held ({hold.reason}) until {iso(hold.until_ms)}"
