@@ -17,6 +17,7 @@ from pathlib import Path
 
 from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir, private_file
+from daemon.scrub import redact
 from daemon.sqlscript import split_sql
 
 # The sinks' outbox (daemon/sinks/outbox.py): what is still to deliver, and what was.
@@ -309,7 +310,8 @@ class StateDB:
             self.conn.execute(
                 f"INSERT INTO session ({','.join(_COLUMNS)}) VALUES ({marks}) "
                 f"ON CONFLICT(session_id) DO UPDATE SET {updates}",
-                [getattr(record, c) for c in _COLUMNS],
+                # Titles and errors are text from sessions and servers: scrubbed on the way in.
+                [redact(getattr(record, c)) if c in ("title", "last_error") else getattr(record, c) for c in _COLUMNS],
             )
 
     def records(self, status: str | None = None) -> list[SessionRecord]:
@@ -368,7 +370,7 @@ class StateDB:
         return Hold(data["reason"], data["message"], int(data["until_ms"]), int(data.get("count", 1)))
 
     def set_hold(self, hold: Hold | None) -> None:
-        self.set_meta("hold", json.dumps(asdict(hold)) if hold else "")
+        self.set_meta("hold", json.dumps({**asdict(hold), "message": redact(hold.message)}) if hold else "")
 
     # -- errors -----------------------------------------------------------------
 
@@ -377,7 +379,7 @@ class StateDB:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         with self.fence.guard():
             self.conn.execute(
-                "INSERT INTO error_log (time, session_id, message) VALUES (?, ?, ?)", (now_ms, session_id, message)
+                "INSERT INTO error_log (time, session_id, message) VALUES (?, ?, ?)", (now_ms, session_id, redact(message))
             )
             self.conn.execute("DELETE FROM error_log WHERE id <= (SELECT MAX(id) FROM error_log) - 200")
 

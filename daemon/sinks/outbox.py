@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.scrub import redact
 from daemon.state import StateDB
 
 SINK = "cognee"
@@ -74,15 +75,18 @@ class Outbox:
     # -- queueing -------------------------------------------------------------------
 
     def put(self, entry: Entry, now_ms: int | None = None) -> None:
-        """Queue an operation, replacing whatever was queued for the same document."""
+        """Queue an operation, replacing whatever was queued for the same document. What is
+        queued goes to a server: content, file name and metadata pass the scrubber first (a
+        memory written by hand may hold what capture never saw)."""
+        metadata = {k: redact(v) if isinstance(v, str) else v for k, v in (entry.metadata or {}).items()}
         self.conn.execute(
             "INSERT INTO sink_outbox (sink, doc_key, op, content_hash, content, filename, metadata, root, path,"
             " queued_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(sink, doc_key) DO UPDATE SET op = excluded.op,"
             " content_hash = excluded.content_hash, content = excluded.content, filename = excluded.filename,"
             " metadata = excluded.metadata, root = excluded.root, path = excluded.path, queued_at = excluded.queued_at",
             (
-                self.sink, entry.doc_key, entry.op, entry.content_hash, entry.content, entry.filename,
-                json.dumps(entry.metadata or {}, ensure_ascii=False, sort_keys=True), entry.root, entry.path,
+                self.sink, entry.doc_key, entry.op, entry.content_hash, redact(entry.content), redact(entry.filename),
+                json.dumps(metadata, ensure_ascii=False, sort_keys=True), entry.root, entry.path,
                 _now_ms() if now_ms is None else now_ms,
             ),
         )
