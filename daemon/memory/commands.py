@@ -139,8 +139,9 @@ def _draft(
     return _Draft(kind, title, body, changes)
 
 
-def _rewrite(existing: Memory, draft: _Draft, limit: int) -> tuple[str, Document]:
-    """Return an existing memory's text with the draft's fields and body, and its parse."""
+def _rewrite(existing: Memory, draft: _Draft, limit: int) -> tuple[str, Document, bool]:
+    """Return an existing memory's text with the draft's fields and body, its parse, and
+    whether that changes anything but the `updated` time."""
     try:
         data, st = read_head(existing.path, limit)
         if st.st_size > len(data):
@@ -149,9 +150,19 @@ def _rewrite(existing: Memory, draft: _Draft, limit: int) -> tuple[str, Document
         changes = dict(draft.changes)
         if "id" not in current.fields:
             changes["id"] = existing.id  # write down the id people may already use
-        return edit_document(current, changes, draft.body)
+        text, doc = edit_document(current, changes, draft.body)
+        return text, doc, _content(doc) != _content(current)
     except (OSError, UnicodeDecodeError, MemoryFileError) as exc:
         raise InvalidInput(f"cannot update {existing.path} safely ({exc}); edit it by hand or forget it first") from exc
+
+
+def _content(doc: Document) -> tuple[list[str], str]:
+    """A memory's content: its frontmatter lines but `updated`, and its body.
+
+    Saving what a file already says is no change: rewriting it only to move `updated`
+    would make every machine that distils the same sessions a diff in git.
+    """
+    return [line for line in doc.frontmatter_lines if not line.startswith("updated:")], doc.body
 
 
 def remember(
@@ -190,8 +201,11 @@ def remember(
         text = render_memory({"id": new_id(), **draft.changes, "created": now}, draft.body)
         doc = split_document(text)  # never write a file memoryd could not read back
     else:
-        text, doc = _rewrite(existing, draft, ws.index.max_file_bytes)
+        text, doc, changed = _rewrite(existing, draft, ws.index.max_file_bytes)
         path = like = existing.path
+        if not changed and draft.kind in (existing.category, existing.kind.lower()):
+            log.debug("memory.unchanged", extra={"kind": draft.kind, "title": draft.title, "path": str(path)})
+            return RememberResult(existing, False, None, (), note)
         # A hand-made tree may file kind "decision" under decisions/: that is no change of kind.
         if draft.kind not in (existing.category, existing.kind.lower()):
             moved_from, path = existing.path, _free_path(folder, draft.title)
