@@ -138,6 +138,8 @@ class OpenCodeReader:
     def __init__(self, path: Path, busy_timeout_ms: int = 5000) -> None:
         self.path = path
         self.conn = connect_read_only(path, busy_timeout_ms)
+        st = path.stat()  # the file this connection reads (a cursor is only good for it)
+        self._file = f"{st.st_dev}:{st.st_ino}"
         try:
             self.columns = self._check_schema()
         except BaseException:
@@ -205,14 +207,10 @@ class OpenCodeReader:
 
     # -- the source interface ---------------------------------------------------------
 
-    def _file_id(self) -> str:
-        st = self.path.stat()
-        return f"{st.st_dev}:{st.st_ino}"
-
     def cursor(self) -> str:
         """A mark of every row stored now (the file, each family's newest rowids), as JSON."""
         marks: dict[str, object] = retry_busy(lambda: {f: t.cursor() for f, t in self.tables.items()})
-        marks["file"] = self._file_id()
+        marks["file"] = self._file
         return json.dumps(marks, sort_keys=True, separators=(",", ":"))
 
     def changed_since(self, cursor: str) -> set[str]:
@@ -230,7 +228,7 @@ class OpenCodeReader:
             marks = json.loads(cursor) if cursor else None
         except ValueError:
             marks = None
-        if not isinstance(marks, dict) or marks.get("file") != self._file_id():
+        if not isinstance(marks, dict) or marks.get("file") != self._file:
             return retry_busy(lambda: set().union(*(tables.ids() for tables in self.tables.values())))
         ids: set[str] = set()
         for family, tables in self.tables.items():

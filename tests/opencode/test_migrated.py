@@ -89,6 +89,7 @@ def test_an_upgrade_alone_rewrites_no_note(home, built):
     copy = home.opencode_db.with_name("upgraded.db")
     shutil.copy(built.db, copy)
     os.replace(copy, home.opencode_db)  # what OpenCode 2 left: the same file, upgraded
+    assert "behind the newest row" in format_status(gather(Config(*load_settings())))  # not "up to date"
     after = distill_once()
     natives = {v["session"] for v in built.sessions.values()}
     assert set(after.distilled) | set(after.junk) == natives | {built.continued, built.v1_after}

@@ -151,3 +151,17 @@ def test_a_database_without_either_family_says_so(tmp_path):
     sqlite3.connect(db).executescript("CREATE TABLE notes (id TEXT);")
     with pytest.raises(SchemaError, match=r"has no 'session' or 'session_v2' table: is it an OpenCode database"):
         OpenCodeReader(db)
+
+
+def test_a_cursor_of_another_file_or_an_older_memoryd_means_every_session(tmp_path):
+    db = make_v2_db(tmp_path / "a.db")
+    with OpenCodeReader(db) as reader:
+        cursor = reader.cursor()
+        every = {s.id for s in reader.sessions()}
+        assert reader.changed_since("msg_22bc5772a001c6A5SoY1ytliV5") == every  # the old last_message_id
+        assert reader.changed_since("") == every
+    copy = tmp_path / "b.db"
+    copy.write_bytes(db.read_bytes())
+    copy.replace(db)  # a restored copy at the same path: its rowids say nothing about the old file
+    with OpenCodeReader(db) as reader:
+        assert reader.changed_since(cursor) == every
