@@ -93,12 +93,31 @@ def has_cue(sentence: str, kind: str) -> bool:
     return bool(_CUE_RE[kind].search(sentence))
 
 
+# "always" / "never" make a rule only as one ("never call X", "we always…", "…; never hard-code it"),
+# not in a description of behaviour ("the effect never clears it").
+_BARE_ALWAYS = re.compile(r"(?i)\b(?:always|never)\b")
+_RULE_ALWAYS = re.compile(r"(?i)(?:^|[;:,—–]\s*|\b(?:we|you|should|must|to)\s+)(?:always|never)\b")
+
+
+def _is_decision(sentence: str) -> bool:
+    found = _CUE_RE[DECISION].search(sentence)
+    if not found:
+        return False
+    if not _BARE_ALWAYS.fullmatch(found.group(0)):
+        return True
+    others = _CUE_RE[DECISION].sub(lambda m: "" if _BARE_ALWAYS.fullmatch(m.group(0)) else m.group(0), sentence)
+    return bool(_CUE_RE[DECISION].search(others) or _RULE_ALWAYS.search(sentence))
+
+
 def kind_of(sentence: str) -> str | None:
     """The kind of a sentence: its label's, else its first cue's (followups excluded)."""
     labelled = label_of(sentence)
     if labelled:
         return labelled[0]
-    return next((kind for kind in CLASSIFY_ORDER if _CUE_RE[kind].search(sentence)), None)
+    return next(
+        (kind for kind in CLASSIFY_ORDER if (_is_decision(sentence) if kind == DECISION else _CUE_RE[kind].search(sentence))),
+        None,
+    )
 
 
 def strong_kind(sentence: str) -> str | None:
@@ -123,6 +142,8 @@ _HEDGE_RE = _cue_regex(
     ("probably", "maybe", "might", "perhaps", "i think", "i suspect", "likely", "possibly", "could be", "my guess"),
     ("可能", "也许", "大概", "猜", "我觉得", "だと考え", "と思い", "かもしれ", "おそらく", "たぶん", "아마", "같습니다", "추측"),
 )
+# Guesses the hedge table's whole words miss: "应该是…" (should be = probably), "…だと思います".
+_GUESS_RE = re.compile(r"应该是|估计|怀疑|と思います|と思われ|ようです|みたいです|것 같|듯합니다|것으로 보입니다")
 # Narration of what the agent is about to do, at a sentence's start: not a result.
 NARRATION = re.compile(
     r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
@@ -137,9 +158,19 @@ _INTENT_RE = re.compile(
 _SHOULD_RE = re.compile(r"(?i)\b(?:should|ought to)\b|应该|べき|はずです|해야 합")
 
 
+def names_cause(sentence: str) -> bool:
+    """Wording of a finding, settled or only guessed ("the cause is probably X")."""
+    return bool(_DECISIVE_RE.search(sentence))
+
+
 def is_decisive(sentence: str) -> bool:
     """A finding stated as settled ("found it", "X is the culprit", "原因是", "判明", "원인은"), not hedged."""
     return bool(_DECISIVE_RE.search(sentence)) and not _HEDGE_RE.search(sentence)
+
+
+def is_hedged(sentence: str) -> bool:
+    """A statement made as a guess ("I think…", "probably", "应该是", "だと思います", "아마")."""
+    return bool(_HEDGE_RE.search(sentence) or _GUESS_RE.search(sentence))
 
 
 def is_intent(sentence: str) -> bool:

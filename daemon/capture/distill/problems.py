@@ -18,7 +18,7 @@ COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
 _STRONG = re.compile(
     r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|\w(?:Error|Exception)\b|\bERR!|\bE\d{3}\b"
     r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory"
-    r"|^E\s{2,}\S|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
+    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
 )
 _WEAK = re.compile(
     r"(?i)(?<!\d )\bfailed\b|\bFAILED\b|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
@@ -33,7 +33,7 @@ _NOT_AN_ERROR = re.compile(
 _FRAME = re.compile(r"^[\s│┃|╷╵╭╮╰╯>❯✗×•*-]+")
 _CODE = re.compile(
     r"[;{}]\s*$|^(?:def|class|import|from|return|const|let|var|function|#include|#define|public|private|static|fn|"
-    r"package|using|if|for|while)\b|^[\w.\[\]'\"]+\s*(?:=|\+=|:=)\s*\S|^\s*(?:<[^>]+>)"
+    r"package|using|if|for|while)\s+[\w\"'<{(*&]|^[\w.\[\]'\"]+\s*(?:=|\+=|:=)\s*\S|^\s*(?:<[^>]+>)"
 )
 
 

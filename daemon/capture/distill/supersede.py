@@ -26,6 +26,15 @@ ATTEMPT_LABELS = {"en": ("Tried: ", " — did not work: "), "zh": ("尝试过：
 ATTEMPT_PREFIXES = tuple(label for label, _ in ATTEMPT_LABELS.values())
 _REPORTED = {"en": "the user reported: ", "zh": "用户反馈：", "ja": "ユーザーの報告：", "ko": "사용자 보고: "}
 FIXES, ALL = "fixes", "all"
+FINDING, ACTION, OBSERVATION = "finding", "action", "observation"
+# A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
+_ACTION = re.compile(
+    r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|ran|wrote|built|split|rewrote|bumped|pinned|raised|lowered|switched|"
+    r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
+    r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
+    r"|しました|通りました|直りました|成功|바꿨|바꾸었|열었|추가했|수정했|변경했|삭제했|고쳤|설정했|올렸|내렸|옮겼"
+    r"|적용했|통과|성공"
+)
 
 _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
             r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|red|flaky|wrong|the same|there|not|never|no|"
@@ -39,8 +48,8 @@ _PERSISTS = re.compile(
     r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
     r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
     r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:it |that |them )?back\b|\bbacked out\b"
-    r"|\bundid\b|\bbroke again\b|\bregress(?:ed|ion)\b|\breappear\w*"
-    r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样)|没用(?![到过上])|没有用|不管用"
+    r"|\bundid\b|\bbroke again\b|\bregressed\b|\breappear\w*"
+    r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样|同样的错)|没用(?![到过上])|没有用|不管用"
     r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复|问题依旧|依然存在|没(?:有)?生效|不生效|还原了"
     r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
     r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
@@ -48,7 +57,8 @@ _PERSISTS = re.compile(
     r"|うまくいきませんでした|うまくいかなかった|再度失敗"
     r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
     r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
-    r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 ?됩니다|변화가 없|통하지 않"
+    r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 |아직(?:도)? 안 |그래도 .{0,30}(?:또|다시|여전히)|변화가 없"
+    r"|통하지 않"
 )
 _WRONG = re.compile(
     r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug))\b"
@@ -57,7 +67,7 @@ _WRONG = re.compile(
     r"|\b(?:my|the|that) (?:assumption|guess|theory|diagnosis|hypothesis) was (?:wrong|incorrect|off|mistaken)\b"
     r"|\bred herring\b|\bruled (?:it |that )?out\b|\bfalse alarm\b|\bscratch that\b|\bon second thought\b"
     r"|\b(?:root )?cause (?:is )?(?:still )?(?:unknown|unclear|not (?:yet )?(?:known|found|clear))\b"
-    r"|(?:^|[，。,、\s])不对|不是(?:这个)?(?:原因|问题)|猜错|搞错|判断错|想错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
+    r"|(?:^|[，。,、\s])不对|不是.{0,10}?(?:原因|问题)|猜错|搞错|判断错|想错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
     r"|違いました|違った|違っていました|間違い(?:でした|だった)|見当違い|誤りでした|原因ではな|問題ではありません|勘違い"
     r"|原因(?:は)?(?:まだ)?(?:特定できていません|不明|わかっていません|分かっていません)"
     r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|잘못 판단|오판|착각|원인은 아직"
@@ -115,8 +125,16 @@ class Superseded:
 class _Claim:
     turn: int
     text: str
-    finding: bool
+    kind: str  # FINDING, ACTION (a fix or a result) or OBSERVATION
     at: int  # position in the session
+
+    @property
+    def finding(self) -> bool:
+        return self.kind == FINDING
+
+    def falls_with_its_fix(self) -> bool:
+        """A result or fix, or a cause that was only a guess: what "the problem persists" takes back."""
+        return self.kind == ACTION or (self.finding and cues.is_hedged(self.text))
 
 
 @dataclass
@@ -132,26 +150,32 @@ class _Reader:
     def claim(self, claim: _Claim) -> None:
         if claim.finding:
             for attempt, causes in self.doubted:
-                attempt.claims[:0] = [c.text for c in causes if c in self.claims]
-                self.found.withdrawn |= {key(c.text) for c in causes if c in self.claims}
+                causes = [c for c in causes if c in self.claims]
+                if not causes:
+                    continue
+                if attempt not in self.found.attempts:
+                    self.found.attempts.append(attempt)
+                attempt.claims[:0] = [c.text for c in causes]
+                self.found.withdrawn |= {key(c.text) for c in causes}
                 self.claims = [c for c in self.claims if c not in causes]
             self.doubted = []
         self.claims.append(claim)
 
     def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool) -> None:
         window = [c for c in self.claims if c.turn == turn] or [c for c in self.claims if c.turn == turn - 1]
-        targets = [c for c in window if scope == ALL or not c.finding]
+        targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
         if not states_finding(sentence):
             self.found.retractions.add(key(sentence))
-        if not targets:
-            return
-        reason = self._reason(sentence, following, by_user, max(c.at for c in targets))
-        attempt = Attempt([c.text for c in targets], reason, turn)
-        self.found.attempts.append(attempt)
-        self.found.withdrawn |= {key(c.text) for c in targets}
-        self.claims = [c for c in self.claims if c not in targets]
         causes = [c for c in window if c.finding and c not in targets]
-        if causes:
+        if not (targets or causes):
+            return
+        since = max(c.at for c in targets or causes)
+        attempt = Attempt([c.text for c in targets], self._reason(sentence, following, by_user, since), turn)
+        if targets:
+            self.found.attempts.append(attempt)
+            self.found.withdrawn |= {key(c.text) for c in targets}
+            self.claims = [c for c in self.claims if c not in targets]
+        if causes:  # the fix built on them failed: they fall when a later finding names another cause
             self.doubted.append((attempt, causes))
 
     def correct(self, turn: int, sentence: str) -> None:
@@ -178,6 +202,16 @@ class _Reader:
         return reason
 
 
+def _claim_kind(sentence: str) -> str:
+    if cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence) or (
+        cues.is_hedged(sentence) and (cues.has_cue(sentence, cues.FINDING) or cues.names_cause(sentence))
+    ):
+        return FINDING
+    if cues.has_cue(sentence, cues.FIX) or _ACTION.search(sentence):
+        return ACTION
+    return OBSERVATION
+
+
 def _read_step(reader: _Reader, number: int, step: Entry) -> None:
     reader.at += 1
     if step.kind == "tool":
@@ -192,10 +226,10 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             following = parts[index + 1] if index + 1 < len(parts) else ""
             reader.retract(number, sentence, scope, following, by_user=False)
         elif is_claim(sentence):
-            finding = cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence)
-            if finding and _CORRECTS.search(sentence):
+            kind = _claim_kind(sentence)
+            if kind == FINDING and _CORRECTS.search(sentence):
                 reader.correct(number, sentence)
-            reader.claim(_Claim(number, sentence, finding, reader.at))
+            reader.claim(_Claim(number, sentence, kind, reader.at))
 
 
 def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:

@@ -49,6 +49,7 @@ NOT_RETRACTIONS = [
     "Reverted commits are listed in CHANGELOG.md.",
     "The deploy works and the smoke test passes.",
     "这个变量没用到。",
+    "Add a regression test so the cookie can't grow like that again.",
 ]
 
 
@@ -94,6 +95,25 @@ def test_a_finding_that_names_the_real_cause_corrects_the_earlier_one():
     )
     found = find_superseded(turns)
     assert found.attempts[0].claims == ["The cause is the N+1 query in views.py."]
+
+
+def test_a_guess_falls_with_its_fix_and_an_observation_stays():
+    turns = _turns(
+        ("user", "The nightly job stopped."),
+        ("assistant", "The cause is probably an expired password. Updated ~/.pgpass with the new one."),
+        ("assistant", "Updating .pgpass did not help."),
+        ("assistant", "The batch user was moved to LDAP yesterday, password logins are refused."),
+        ("assistant", "The job is still stopped until an LDAP service account exists."),
+    )
+    found = find_superseded(turns)
+    assert found.attempts[0].claims == ["The cause is probably an expired password.", "Updated ~/.pgpass with the new one."]
+    assert len(found.attempts) == 1  # the LDAP observation is not a fix the blocked state takes back
+
+
+def test_always_and_never_make_a_decision_only_as_a_rule():
+    assert cues.kind_of("The effect starts an interval and never clears it.") is None
+    assert cues.kind_of("Never call .result() on the loop thread.") == cues.DECISION
+    assert cues.kind_of("Keys live in the vault; never hard-code them.") == cues.DECISION
 
 
 def test_a_cause_whose_fix_did_not_help_falls_when_a_later_finding_names_another():
