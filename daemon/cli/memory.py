@@ -365,9 +365,11 @@ def forget(
 def inspect(app: AppContext, memory_id: str | None, project: Path | None, as_json: bool) -> None:
     """Show one memory by id, or without an ID the inventory a session sees.
 
-    The inventory lists titles, kinds and dates (no bodies) of this project's and the
-    global memories, lessons and gotchas first, then newest, project before global, in about
-    1,200 characters; hard rules are marked. `memoryd context` shows the whole session block.
+    The inventory lists titles, kinds and dates (no bodies) of this project's memories
+    and the machine-wide ones (never another project's): this project's curated ones
+    first (lessons and gotchas, then the rest), then machine-wide ones, then this
+    project's sessions, in about 1,200 characters; hard rules are marked. `memoryd
+    context` shows the whole session block.
 
     \b
     Examples:

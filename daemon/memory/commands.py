@@ -433,20 +433,23 @@ class Inventory:
 
 
 def inventory(ws: Workspace, *, budget: int = INVENTORY_CHARS, refresh: bool = True) -> Inventory:
-    """Return the inventory a session sees (lessons and gotchas first, then newest; project
-    before global), hard rules included and marked, within `budget` characters."""
+    """Return the inventory a session here sees (this project's curated memories, lessons and
+    gotchas first, then machine-wide ones, then this project's sessions; never another
+    project's), hard rules included and marked, within `budget` characters."""
     from daemon.memory.context import inventory_lines
+    from daemon.memory.roots import project_of_root
 
     roots = ws.roots("all")
     if refresh:
         ws.refresh(roots)
     now = ws.clock()
-    total = ws.index.count_visible(roots, now)
+    project = project_of_root(ws.project) if ws.project is not None else None
+    total = ws.index.count_visible(roots, now, project)
     if not total:
         return Inventory("No memories yet. Save one with `memoryd remember`.", 0, 0)
     header = f"Memories: {total} (lessons and gotchas first, then newest). `memoryd inspect ID` shows one."
     lines, shown, total = inventory_lines(
         ws.index, roots, now, budget - len(header) - 1,
-        hard_rules_too=True, more_hint="`memoryd list` or `memoryd recall QUERY`",
+        hard_rules_too=True, more_hint="`memoryd list` or `memoryd recall QUERY`", project=project,
     )  # fmt: skip
     return Inventory("\n".join([header, *lines]), shown, total)
