@@ -41,7 +41,7 @@ _ERROR_LINE = re.compile(
 )
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
 _ITEM_CHARS = 300
-_ASK_CHARS = 400  # a request is kept whole up to this, then cut at a word
+_ASK_CHARS = 500  # a request is kept whole up to this, then cut at a word
 _LAST_OUTCOME_CHARS = 500  # the final state
 _OUTCOME_CHARS = 900  # shared by the earlier turns' conclusions
 

@@ -48,7 +48,9 @@ _PERSISTS = re.compile(
     r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
     r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
     r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:it |that |them )?back\b|\bbacked out\b"
-    r"|\bundid\b|\bbroke again\b|\bregressed\b|\breappear\w*"
+    r"|\bundid\b|\bregressed\b|\breappear\w*"
+    r"|\b(?:fail\w*|crash\w*|broke\w*|red|hang\w*|stall\w*|error\w*|time[sd]? out) again\b"
+    r"|\b(?:keeps|kept) (?:crash|fail|hang|stall|time|error|restart|poll|spinn)\w*"
     r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样|同样的错)|没用(?![到过上])|没有用|不管用"
     r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复|问题依旧|依然存在|没(?:有)?生效|不生效|还原了"
     r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
@@ -65,6 +67,8 @@ _WRONG = re.compile(
     r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
     r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
     r"|\b(?:my|the|that) (?:assumption|guess|theory|diagnosis|hypothesis) was (?:wrong|incorrect|off|mistaken)\b"
+    r"|\b(?:this|that|it)\s+(?:turned out to be|proved|was)\s+(?:wrong|incorrect|mistaken|a dead end)\b"
+    r"|(?:判断|猜测|推测|想法|假设|分析)(?:是)?错|推測が外れ|見立てが(?:違|間違)|予想が外れ"
     r"|\bred herring\b|\bruled (?:it |that )?out\b|\bfalse alarm\b|\bscratch that\b|\bon second thought\b"
     r"|\b(?:root )?cause (?:is )?(?:still )?(?:unknown|unclear|not (?:yet )?(?:known|found|clear))\b"
     r"|(?:^|[，。,、\s])不对|不是.{0,10}?(?:原因|问题)|猜错|搞错|判断错|想错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
@@ -162,8 +166,12 @@ class _Reader:
         self.claims.append(claim)
 
     def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool) -> None:
-        window = [c for c in self.claims if c.turn == turn] or [c for c in self.claims if c.turn == turn - 1]
-        targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
+        window, targets = [], []
+        for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
+            window = [c for c in self.claims if c.turn == reach]
+            targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
+            if targets:
+                break
         if not states_finding(sentence):
             self.found.retractions.add(key(sentence))
         causes = [c for c in window if c.finding and c not in targets]
@@ -246,8 +254,14 @@ def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:
     return reader.found
 
 
+def _unlabelled(claim: str) -> str:
+    """"Fixed: X" reads "X" after "Tried:"."""
+    labelled = cues.label_of(claim)
+    return labelled[1] if labelled and labelled[0] == cues.FIX and labelled[1] else claim
+
+
 def render_attempt(attempt: Attempt, language: str) -> str:
     """"Tried: X — did not work: Y" in the session's language."""
     tried, failed = ATTEMPT_LABELS.get(language, ATTEMPT_LABELS["en"])
-    what = clip_sentences([" ".join(c.split()) for c in attempt.claims], 240)
+    what = clip_sentences([" ".join(_unlabelled(c).split()) for c in attempt.claims], 240)
     return f"{tried}{what}{failed}{clip_sentences([' '.join(attempt.reason.split())], 240)}"

@@ -40,6 +40,13 @@ RETRACTIONS = [
     ("同じエラーが出ます。", FIXES),
     ("재시작해도 변화가 없습니다.", FIXES),
     ("제가 잘못 판단했습니다.", ALL),
+    ("The tests are red again.", FIXES),
+    ("It keeps crashing after the patch.", FIXES),
+    ("This turned out to be wrong.", ALL),
+    ("我之前的判断是错的。", ALL),
+    ("还是不行，页面还是白屏。", FIXES),
+    ("前の修正では直りませんでした。", FIXES),
+    ("여전히 안 됩니다.", FIXES),
 ]
 NOT_RETRACTIONS = [
     "REDIS_URL still points to the old host redis-old:6379.",
@@ -50,6 +57,11 @@ NOT_RETRACTIONS = [
     "The deploy works and the smoke test passes.",
     "这个变量没用到。",
     "Add a regression test so the cookie can't grow like that again.",
+    "CI is green again.",
+    "The old code path was never exercised.",
+    "すべてのテストが通りました。",
+    "모든 테스트가 통과했습니다.",
+    "配置是错的，端口应该是 8443。",
 ]
 
 
@@ -172,3 +184,16 @@ def test_a_description_says_what_was_done_in_the_sessions_language():
     assert description(["Done."], "", ["`a.py` (edited)"], "en") == "No result stated; touched a.py."
     assert description([], "", [], "ko") == "세션에 결과가 적혀 있지 않습니다."
     assert [language_of([t]) for t in ("直してください", "고쳐 주세요", "帮我看看", "fix it")] == ["ja", "ko", "zh", "en"]
+
+
+def test_a_later_turn_that_calls_the_first_fix_incomplete_reaches_back_to_it():
+    turns = _turns(
+        ("user", "The spinner never stops."),
+        ("assistant", "Fixed: the spinner now stops when the request settles."),
+        ("user", "Picking this back up."),
+        ("assistant", "The loader is mounted twice on the settings page."),
+        ("assistant", "So my first fix did not help there."),
+    )
+    found = find_superseded(turns)
+    assert found.attempts[0].claims == ["Fixed: the spinner now stops when the request settles."]
+    assert render_attempt(found.attempts[0], "en").startswith("Tried: the spinner now stops")
