@@ -49,7 +49,8 @@ PREAMBLE = (
 SAVE_INSTRUCTION = (
     "Before this conversation is summarised: save every durable decision, gotcha and lesson "
     "from it that a later session would need (and that is not in the memory inventory below) "
-    "with the memoryd_remember tool, one memory each, kind decision, gotcha or lesson, a "
+    "with the memoryd_remember tool (OpenCode 2: `tools.memoryd.remember` in execute), one "
+    "memory each, kind decision, gotcha or lesson, a "
     "specific title and a short body. Never save credentials. Then summarise as usual."
 )
 

@@ -137,6 +137,6 @@ def test_compaction_carries_the_inventory_and_the_save_instruction(world: World)
     systems = system_messages(compactions()[0])
     assert len(systems) == 1, f"{len(systems)} system messages"
     assert "Before this conversation is summarised" in systems[0]
-    assert LESSON in systems[0] and "## Memories" in systems[0]
+    assert LESSON in systems[0] and "## Memories" in systems[0] and "tools.memoryd.remember" in systems[0]
     done = [m["data"] for m in world.home.messages(sid) if m["type"] == "compaction"]
     assert done[-1].get("status") == "completed", done
