@@ -314,6 +314,30 @@ class StateDB:
                 [redact(getattr(record, c)) if c in ("title", "last_error") else getattr(record, c) for c in _COLUMNS],
             )
 
+    def rescrub(self, dry_run: bool = False) -> int:
+        """Apply the current secret rules to the text already stored (session titles and
+        errors, the error log, the hold); return how many values changed."""
+        found = [
+            (table, column, rowid, clean)
+            for table, column in (("session", "title"), ("session", "last_error"), ("error_log", "message"))
+            for rowid, value in self.conn.execute(f"SELECT rowid, {column} FROM {table}")  # noqa: S608 - fixed names
+            if isinstance(value, str) and (clean := redact(value)) != value
+        ]
+        hold = self.hold()
+        stale_hold = hold is not None and redact(hold.message) != hold.message
+        if not dry_run:
+            with self.fence.guard():
+                for table, column, rowid, clean in found:
+                    self.conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (clean, rowid))  # noqa: S608
+            if stale_hold:
+                self.set_hold(hold)
+        return len(found) + stale_hold
+
+    def rename_note(self, old: str, new: str) -> None:
+        """A note file was renamed (its name held a secret): its sessions follow it."""
+        with self.fence.guard():
+            self.conn.execute("UPDATE session SET note_path = ? WHERE note_path = ?", (new, old))
+
     def records(self, status: str | None = None) -> list[SessionRecord]:
         sql, args = "SELECT * FROM session", ()
         if status:

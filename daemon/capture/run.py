@@ -305,8 +305,9 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
         return None
     # The model input is persisted (already scrubbed) before any distiller sees it.
     # Derived data: no fsync of its own (the batch is synced before it is recorded).
-    with capture.state.fence.guard():
-        write_if_changed(capture.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
+    if capture.settings.capture.transcript_days > 0:  # 0: transcripts are kept nowhere
+        with capture.state.fence.guard():
+            write_if_changed(capture.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
     base = record or SessionRecord(session_id=info.id)
     return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript)
 

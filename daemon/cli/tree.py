@@ -106,6 +106,7 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
 
     A memory whose `expires` has passed leaves the live tree (and search) for
     <tree>/.expired/<category>/; after sweep.keep_expired_days there it is deleted.
+    Transcripts older than capture.transcript_days are deleted.
     Expired rows of an opencode-memory store (sweep.opencode_memory_db) go too.
 
     \b
@@ -113,6 +114,7 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
       memoryd sweep --dry-run
       memoryd sweep
     """
+    from daemon.capture.retention import prune_transcripts
     from daemon.memory.sweep import plan_expired, plan_purge
     from daemon.memory.sweep import sweep as run_sweep
 
@@ -131,8 +133,13 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
                     click.echo(f"would delete {path} (in .expired/ for over {keep} days)")
             if store.exists():
                 click.echo(f"would delete expired entries from {store}")
+            for path in prune_transcripts(app.paths.transcripts_dir, app.settings.capture.transcript_days, now.timestamp(), dry_run=True):
+                click.echo(f"would delete {path} (a transcript past capture.transcript_days)")
             return
         report = run_sweep(roots, now, keep, store, index=index)
+    old = prune_transcripts(app.paths.transcripts_dir, app.settings.capture.transcript_days, now.timestamp())
+    if old:
+        click.echo(f"deleted {len(old)} transcript(s) past capture.transcript_days ({app.paths.transcripts_dir})")
     for source, target in report.moved:
         click.echo(f"moved {source} -> {target}")
     for path in report.purged:
@@ -140,7 +147,7 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
     if report.store is not None:
         entries = "entry" if report.store_deleted == 1 else "entries"
         click.echo(f"{report.store}: deleted {report.store_deleted} expired {entries}")
-    if not (report.moved or report.purged or report.store_deleted):
+    if not (report.moved or report.purged or report.store_deleted or old):
         click.echo(f"Nothing expired in {len(roots)} tree(s).")
     _print_problems(report.problems)
     if report.problems:

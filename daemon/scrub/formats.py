@@ -217,7 +217,9 @@ _SCAN_BODY, _KIND_OF = _trie_regex(FORMATS)
 # A prefix starts a token: no letter or digit right before it.
 SCAN = re.compile(_SCAN_BODY)
 _SHORTEST = 15  # `xoxb-` and ten characters
-_TOKEN_START = re.compile(r"(?<![A-Za-z0-9_\-.$~])[A-Za-z0-9][A-Za-z0-9_\-.$~]{%d,}" % (_SHORTEST - 1))
+# Every place a format could start: a letter or digit with none before it (so also right
+# after a `-`, `_` or `.` inside a longer run: `x-ghp_…`) and a token long enough after it.
+_TOKEN_START = re.compile(r"[A-Za-z0-9](?<![A-Za-z0-9].)(?=[A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
 
 
 def find_formats(text: str, low: str) -> Iterator[tuple[int, int, str]]:

@@ -256,9 +256,13 @@ class Jobs:
             self.paths.opencode_memory_db,
             index=self.index,
         )
+        from daemon.capture.retention import prune_transcripts
+
+        old = prune_transcripts(self.paths.transcripts_dir, self.settings.capture.transcript_days, self.clock())
         self.state.set_meta("last_sweep", iso(int(self.clock() * 1000)))
         self.log.info(
             "sweep.done",
+            transcripts_deleted=len(old),
             moved=len(report.moved),
             purged=len(report.purged),
             store_deleted=report.store_deleted,

@@ -91,6 +91,27 @@ class Outbox:
             ),
         )
 
+    def rescrub(self, dry_run: bool = False) -> int:
+        """Apply the current secret rules to everything queued; return how many entries changed."""
+        changed = []
+        rows = self.conn.execute("SELECT rowid, content, filename, metadata FROM sink_outbox WHERE sink = ?", (self.sink,))
+        for rowid, content, filename, metadata in rows.fetchall():
+            meta = json.loads(metadata or "{}")
+            clean_meta = json.dumps({k: redact(v) if isinstance(v, str) else v for k, v in meta.items()}, ensure_ascii=False, sort_keys=True)
+            clean = (redact(content or ""), redact(filename or ""), clean_meta)
+            if clean != (content or "", filename or "", json.dumps(meta, ensure_ascii=False, sort_keys=True)):
+                changed.append((*clean, rowid))
+        if not dry_run and changed:
+            with self.state.fence.guard():
+                self.conn.executemany("UPDATE sink_outbox SET content = ?, filename = ?, metadata = ? WHERE rowid = ?", changed)
+        return len(changed)
+
+    def rename_path(self, old: str, new: str) -> None:
+        """A file was renamed (its name held a secret): queued and delivered records follow it."""
+        with self.state.fence.guard():
+            for table in ("sink_outbox", "sink_doc"):
+                self.conn.execute(f"UPDATE {table} SET path = ? WHERE path = ? AND sink = ?", (new, old, self.sink))  # noqa: S608
+
     def drop(self, doc_key: str) -> None:
         self.conn.execute("DELETE FROM sink_outbox WHERE sink = ? AND doc_key = ?", (self.sink, doc_key))
 
