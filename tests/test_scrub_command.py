@@ -86,3 +86,18 @@ def test_scrub_applies_the_rules_to_everything_stored(home):
     assert note.name in found.output or "Push with" in found.output
     again = _run("scrub")
     assert "Changed: 0 memory file(s), 0 renamed, 0 transcript(s) scrubbed, 0 past retention deleted, 0 state row(s), 0 outbox entries" in again.output
+
+
+def test_a_hand_written_secret_never_reaches_recall_or_a_session_block(home, tmp_path):
+    """A memory file someone wrote by hand with a key in it: the index (and so recall, the
+    inventory and the block a session is given) only ever holds it redacted."""
+    gotchas = home.global_root / "gotcha"
+    gotchas.mkdir(parents=True)
+    (gotchas / "deploy-key.md").write_text(
+        f"---\ntitle: Deploy key {TOKEN}\nkind: gotcha\ntags: [deploy]\n---\n\nDeploy pushes with {TOKEN}; rotate it.\n"
+    )
+    _run("reindex")
+    for args in (["recall", "deploy"], ["inspect"], ["context", "--dir", str(tmp_path), "--prompt", "how do I deploy?"]):
+        out = _run(*args).output
+        assert TOKEN not in out, args
+    assert "[REDACTED:github_token]" in _run("recall", "deploy").output
