@@ -11,7 +11,9 @@ For each size, with that many memories (half global, half in one project) indexe
 2. the fallback without a daemon: `memoryd context --json` wall time, process start included;
 3. the OpenCode plugin itself, under the Bun inside OpenCode (`BUN_BE_BUN=1`): the time a
    cached `experimental.chat.system.transform` step adds;
-4. the idle notice: from `POST /idle` to the note on disk, with settle_seconds = 30.
+4. the idle notice: from `POST /idle` to the note on disk, with settle_seconds = 30;
+5. real OpenCode 1.18.33 and 2.0.15 with the plugin and the daemon: from `opencode run`
+   returning to the session's note on disk (settle_seconds = 30).
 
 Targets (issues 9, 22): socket p95 < 5 ms for a 13-word prompt at 10,000 and 100,000
 memories; fallback < 300 ms wall; a cached plugin step < 1 ms.
@@ -204,6 +206,40 @@ def bench_idle(home: Path) -> None:
         log.close()
 
 
+def bench_turn_end(runs: int) -> None:
+    """Real OpenCode 1.18 and 2.0 with the plugin installed and the daemon running
+    (settle_seconds 30): from `opencode run` returning to the session's note on disk."""
+    from tests.e2e.opencode import OpenCodeHome, opencode_binary
+    from tests.e2e.opencode2 import OpenCode2Home, opencode2_binary
+    from tests.e2e.test_opencode_inject import make_world, stop
+
+    for name, binary, home_class in (("1.18", opencode_binary(), OpenCodeHome), ("2.0", opencode2_binary(), OpenCode2Home)):
+        if binary is None:
+            print(f"OpenCode {name}: not installed (.ci/install-opencode), skipped")
+            continue
+        world = make_world(binary, home_class)
+        w = next(world)
+        daemon = w.start_daemon(settle=30)
+        delays = []
+        try:
+            sessions = w.worktree / ".memory" / "sessions"
+            for _ in range(runs):
+                before = {p: p.stat().st_mtime_ns for p in sessions.glob("*.md")}
+                w.home.run(w.scenario["prompt"], w.worktree)
+                returned = time.time()  # wall clock: compared with the note's mtime
+                written = None
+                while written is None and time.time() - returned < 30:
+                    changed = [p for p in sessions.glob("*.md") if p.name != "index.md" and before.get(p) != p.stat().st_mtime_ns]
+                    written = changed[0].stat().st_mtime if changed else None
+                    time.sleep(0.005)
+                delays.append((written or time.time()) - returned)
+        finally:
+            stop(daemon)
+            world.close()
+        print(f"OpenCode {name}: note mtime − run's return  min {min(delays) * 1000:7.1f} ms   max {max(delays) * 1000:7.1f} ms"
+              f"  ({runs} runs, settle_seconds 30; negative: written before the CLI exited)")
+
+
 def prepare(count: int) -> tuple[Path, bool]:
     """A home with `count` memories (half global, half in project p/shop), indexed: (home, cached).
 
@@ -242,6 +278,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--plugin-steps", type=int, default=10_000)
+    parser.add_argument("--turn-runs", type=int, default=5, help="real OpenCode runs per version (0: none)")
     args = parser.parse_args()
     from daemon.logs import setup_logging
 
@@ -259,6 +296,8 @@ def main() -> None:
             if number == len(sizes) - 1:
                 bench_plugin(home, project, sock, args.plugin_steps)
                 bench_idle(Path(tempfile.mkdtemp(prefix="mdi-")))
+                if args.turn_runs:
+                    bench_turn_end(args.turn_runs)
         finally:
             if not cached:
                 shutil.rmtree(home, ignore_errors=True)
