@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from daemon.memory import tokenize
 from daemon.memory.index_schema import DOC_COLUMNS, TEXT_COLUMNS
-from daemon.memory.terms import TermDelta
+from daemon.memory.terms import CountsDelta
 from daemon.memory.tree import RACY_NS, Memory, title_key
 from daemon.scrub import redact
 from daemon.timefmt import format_time
@@ -95,13 +95,13 @@ def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> 
         f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
         f"ON CONFLICT(rowid) DO UPDATE SET {text_updates}"
     )
-    terms = TermDelta()
+    terms = CountsDelta()
     paths = [doc[0] for doc, _ in rows]
     terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
     for doc, text in rows:
         rowid = db.execute(doc_sql, doc).fetchone()[0]
         db.execute(text_sql, (rowid, *text))
-        terms.add(text[1:])
+        terms.add(doc[1], doc[3], doc[9], text[1:])
     terms.apply(db)
     # A folder the index has not listed yet is listed by the next quick sync.
     db.executemany("INSERT OR IGNORE INTO folder VALUES (?, ?, '')", sorted({(doc[1], doc[3]) for doc, _ in rows}))

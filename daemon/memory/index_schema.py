@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon.memory import tokenize
 
-SCHEMA_VERSION = 6  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table
+SCHEMA_VERSION = 7  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,6 +69,11 @@ CREATE TRIGGER doc_text_au AFTER UPDATE ON doc_text BEGIN
 END;
 -- How many memories hold each token (FTS5 keeps no document frequency): see terms.py.
 CREATE TABLE term (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
+-- Per root and category: memories (tag '') and memories carrying each tag (ROOT.md's registry).
+CREATE TABLE cat_tag (
+    root TEXT NOT NULL, category TEXT NOT NULL, tag TEXT NOT NULL, docs INTEGER NOT NULL,
+    PRIMARY KEY (root, category, tag)
+) WITHOUT ROWID;
 -- Each category folder's stat when last listed ('' : list it next time): a quick sync
 -- lists only the folders whose stat moved.
 CREATE TABLE folder (root TEXT NOT NULL, name TEXT NOT NULL, sig TEXT NOT NULL, PRIMARY KEY (root, name)) WITHOUT ROWID;

@@ -116,8 +116,8 @@ class IndexQueries(SearchQueries):
         ]
 
     def category_counts(self, root: MemoryRoot) -> dict[str, int]:
-        """Return category → number of memories, for one root."""
-        sql = "SELECT category, count(*) FROM doc WHERE root = ? GROUP BY category"
+        """Return category → number of memories, for one root (from the cat_tag counts)."""
+        sql = "SELECT category, docs FROM cat_tag WHERE root = ? AND tag = ''"
         return dict(self._db.execute(sql, (root.key,)))
 
     def tag_counts(self, root: MemoryRoot, categories: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -128,11 +128,10 @@ class IndexQueries(SearchQueries):
             return counts
         marks = ", ".join("?" * len(wanted))
         for category, tag, count in self._db.execute(
-            "SELECT d.category, j.value, count(*) FROM doc d, json_each(d.tags) j "
-            f"WHERE d.root = ? AND d.category IN ({marks}) GROUP BY d.category, j.value",
+            f"SELECT category, tag, docs FROM cat_tag WHERE root = ? AND category IN ({marks}) AND tag != ''",
             (root.key, *wanted),
         ):
-            counts[category][str(tag)] = count
+            counts[category][tag] = count
         return counts
 
     def find_by_id(self, memory_id: str) -> list[Memory]:

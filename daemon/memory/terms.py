@@ -1,13 +1,16 @@
-"""Term statistics: how many memories hold each token, kept beside FTS5.
+"""Counts kept beside FTS5 so that reading one costs a lookup, not a walk of the store.
 
-FTS5 stores no document frequency: its vocabulary table counts a word's memories by
-walking the word's whole posting list, which costs more the larger the store. The
-`term` table answers in one lookup; every write of the index keeps it current with the
-token streams it adds and removes.
+- `term`: how many memories hold each token. FTS5 stores no document frequency: its
+  vocabulary table counts a word's memories by walking the word's whole posting list.
+- `cat_tag`: per root and category, how many memories it holds (tag '') and carry each
+  tag: ROOT.md's directory registry, without a pass over the category's rows.
+
+Every write of the index keeps them current with the rows it adds and removes.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -21,42 +24,56 @@ def distinct_tokens(streams: Iterable[str]) -> set[str]:
     return found
 
 
-class TermDelta:
-    """Changes to the term table, gathered over a batch of writes and applied at once."""
+class CountsDelta:
+    """Changes to the term and cat_tag tables, gathered over a batch of writes and applied at once."""
 
     def __init__(self) -> None:
-        self.delta: Counter[str] = Counter()
+        self.terms: Counter[str] = Counter()
+        self.tags: Counter[tuple[str, str, str]] = Counter()
 
-    def add(self, streams: Iterable[str]) -> None:
-        self.delta.update(distinct_tokens(streams))
-
-    def remove(self, streams: Iterable[str]) -> None:
-        self.delta.subtract(distinct_tokens(streams))
+    def add(self, root: str, category: str, tags_json: str, streams: Iterable[str], sign: int = 1) -> None:
+        for token in distinct_tokens(streams):
+            self.terms[token] += sign
+        self.tags[(root, category, "")] += sign
+        if tags_json != "[]":
+            for tag in json.loads(tags_json):
+                self.tags[(root, category, str(tag))] += sign
 
     def remove_rows(self, db: sqlite3.Connection, where: str, params: Sequence[object]) -> None:
         """Count out the memories `where` selects (on `doc d`), before they are deleted or replaced."""
-        for row in db.execute(
-            "SELECT t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d "
+        for root, category, tags, *streams in db.execute(
+            "SELECT d.root, d.category, d.tags, t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d "
             f"JOIN doc_text t ON t.rowid = d.rowid WHERE {where}",
             list(params),
         ):
-            self.remove(row)
+            self.add(root, category, tags, streams, -1)
 
     def apply(self, db: sqlite3.Connection) -> None:
-        changed = [(term, count) for term, count in self.delta.items() if count]
+        terms = [(term, count) for term, count in self.terms.items() if count]
         db.executemany(
             "INSERT INTO term (term, docs) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
-            changed,
+            terms,
         )
-        db.executemany("DELETE FROM term WHERE term = ? AND docs <= 0", [(t,) for t, c in changed if c < 0])
-        self.delta.clear()
+        db.executemany("DELETE FROM term WHERE term = ? AND docs <= 0", [(t,) for t, c in terms if c < 0])
+        tags = [(*key, count) for key, count in self.tags.items() if count]
+        db.executemany(
+            "INSERT INTO cat_tag (root, category, tag, docs) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(root, category, tag) DO UPDATE SET docs = docs + excluded.docs",
+            tags,
+        )
+        db.executemany(
+            "DELETE FROM cat_tag WHERE root = ? AND category = ? AND tag = ? AND docs <= 0",
+            [(r, c, t) for r, c, t, n in tags if n < 0],
+        )
+        self.terms.clear()
+        self.tags.clear()
 
 
 def delete_paths(db: sqlite3.Connection, paths: Sequence[str]) -> int:
-    """Delete these memories (and their term counts); return how many there were."""
+    """Delete these memories (and their counts); return how many there were."""
     if not paths:
         return 0
-    delta = TermDelta()
+    delta = CountsDelta()
     count = 0
     for start in range(0, len(paths), 500):
         chunk = list(paths[start : start + 500])
@@ -68,8 +85,8 @@ def delete_paths(db: sqlite3.Connection, paths: Sequence[str]) -> int:
 
 
 def delete_root(db: sqlite3.Connection, root_key: str) -> int:
-    """Delete every memory of a root (and their term counts); return how many there were."""
-    delta = TermDelta()
+    """Delete every memory of a root (and their counts); return how many there were."""
+    delta = CountsDelta()
     delta.remove_rows(db, "d.root = ?", [root_key])
     count = db.execute("DELETE FROM doc WHERE root = ?", (root_key,)).rowcount
     delta.apply(db)

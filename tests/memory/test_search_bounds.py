@@ -131,3 +131,22 @@ def test_the_old_index_format_is_rebuilt_with_a_term_table(global_root, index, t
     with SearchIndex(path) as again:
         again.sync_root(global_root)
         assert term_table(again) == counted_from_streams(again) != {}
+
+
+def test_category_and_tag_counts_follow_every_write(global_root, index):
+    root = global_root.path
+    a = write_memory(root, "runbook/a.md", "title: A\ntags: [deploy, ci]", "x")
+    write_memory(root, "runbook/b.md", "title: B\ntags: [deploy]", "y")
+    write_memory(root, "fact/c.md", "title: C", "z")
+    index.sync_root(global_root)
+    assert index.category_counts(global_root) == {"runbook": 2, "fact": 1}
+    assert index.tag_counts(global_root, ["runbook"]) == {"runbook": {"deploy": 2, "ci": 1}}
+    a.write_text("---\ntitle: A\ntags: [ops]\n---\n\nx\n", encoding="utf-8")
+    index.update_file(a, global_root)
+    assert index.tag_counts(global_root, ["runbook", "fact"]) == {"runbook": {"deploy": 1, "ops": 1}, "fact": {}}
+    a.unlink()
+    index.sync_root(global_root)
+    assert index.category_counts(global_root) == {"runbook": 1, "fact": 1}
+    assert index.tag_counts(global_root, ["runbook"]) == {"runbook": {"deploy": 1}}
+    index.forget_root(global_root)
+    assert index._db.execute("SELECT count(*) FROM cat_tag").fetchone()[0] == 0
