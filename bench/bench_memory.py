@@ -8,8 +8,8 @@ identifiers; ten categories; scenarios and hard rules) into a temporary global t
 run builds them, which takes minutes), then measures, each `--rounds` times in the run:
 
 1. full index (SearchIndex.sync_root on an empty index) and full compile;
-2. the pass after one file changes: index.update_file + compile_root from the index (the
-   daemon's per-event path), and the generic sync_root + compile;
+2. the pass after one file changes: index.update_file_report + compile_root of what it
+   changed (its index.md line edited in place), and the generic sync_root + compile of all;
 3. a pass with nothing changed;
 4. recall latency in-process: SearchIndex.search p50/p95, and commands.recall p50/p95
    (which also checks the tree for changes and counts hits);
@@ -225,9 +225,9 @@ def bench_changes(index, root, paths: list[Path]) -> None:  # noqa: ANN001 - Sea
             originals.setdefault(target, target.read_bytes())
             edit(target, n)
             t0 = time.perf_counter()
-            index.update_file(target, root)
+            changes = index.update_file_report(target, root)
             t1 = time.perf_counter()
-            compile_root(root, index, categories={target.parent.name})
+            compile_root(root, index, changes=changes)
             known.append((t1 - t0, time.perf_counter() - t1))
             edit(target, n + 10)
             t0 = time.perf_counter()

@@ -29,7 +29,7 @@ from daemon.memory.checks import (
     parse_expiry,
 )
 from daemon.memory.frontmatter import Document, MemoryFileError, edit_document, render_memory, split_document
-from daemon.memory.index import SearchIndex
+from daemon.memory.index import SearchIndex, SyncReport
 from daemon.memory.queries import Hit
 from daemon.memory.roots import RESERVED_STEMS, MemoryRoot
 from daemon.memory.tree import (
@@ -217,21 +217,22 @@ def remember(
         ws.index.remove_file(moved_from)
     st = path.stat()
     memory, warnings = memory_from_document(doc, path, root, content_hash(text.encode("utf-8")), st.st_mtime)
-    ws.index.put(memory, st, warnings)
-    touched = {path.parent.name} | ({moved_from.parent.name} if moved_from is not None else set())
-    compiled = _compile(root, ws.index, touched)
+    written = ws.index.put(memory, st, warnings)
+    paths = {str(path)} | ({str(moved_from)} if moved_from is not None else set())
+    touched = {Path(p).parent.name for p in paths}
+    compiled = _compile(root, ws.index, SyncReport(len(paths), touched, frozenset(paths), written.root_tables or len(paths) > 1))
     log.info(
         "memory.remembered", extra={"kind": draft.kind, "title": draft.title, "path": str(path), "new": existing is None}
     )
     return RememberResult(memory, existing is None, moved_from, tuple(compiled), note)
 
 
-def _compile(root: MemoryRoot, index: SearchIndex, categories: set[str]) -> list[Path]:
-    """Recompile the touched categories' index.md and ROOT.md from the (current) index."""
+def _compile(root: MemoryRoot, index: SearchIndex, changes: SyncReport) -> list[Path]:
+    """Bring the changed memories' index.md lines (and ROOT.md, if it lists them) up to date."""
     # Imported here: recall, list and inspect never compile.
     from daemon.memory.compile import compile_root
 
-    return compile_root(root, index, categories=categories)
+    return compile_root(root, index, changes=changes)
 
 
 def _existing(ws: Workspace, root: MemoryRoot, title: str, kind: str) -> Memory | None:
@@ -373,11 +374,12 @@ def delete_memories(ws: Workspace, memories: Sequence[Memory], *, anywhere: bool
             pass
         ws.index.remove_file(memory.path)
         deleted.append(memory)
-        touched.setdefault(memory.root, set()).add(memory.category)
+        touched.setdefault(memory.root, set()).add(str(memory.path))
         log.info("memory.forgotten", extra={"title": memory.title, "path": str(memory.path), "memory_id": memory.id})
     compiled: list[Path] = []
-    for root, categories in touched.items():
-        compiled.extend(_compile(root, ws.index, categories))
+    for root, paths in touched.items():
+        categories = {Path(p).parent.name for p in paths}
+        compiled.extend(_compile(root, ws.index, SyncReport(len(paths), categories, frozenset(paths), True)))
     return ForgetResult(deleted, tuple(compiled))
 
 

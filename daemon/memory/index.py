@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from daemon.diskfull import raise_if_disk_full
 from daemon.files import ensure_dir
@@ -63,10 +63,18 @@ class SearchIndexError(Exception):
 
 @dataclass(frozen=True)
 class SyncReport:
-    """How many entries a sync added, changed or removed, and the categories they are in."""
+    """How many entries a sync added, changed or removed, the categories and paths they are
+    in, and whether ROOT.md's tables may change with them (compile reads all of it)."""
 
     changed: int
     categories: set[str]
+    paths: frozenset[str] = frozenset()
+    root_tables: bool = True
+
+
+class _Batch(NamedTuple):
+    changed: list[str]  # paths written or removed
+    root_tables: bool
 
 
 class SearchIndex(IndexQueries):
@@ -253,17 +261,20 @@ class SearchIndex(IndexQueries):
                 )
                 delete_paths(db, gone)
                 db.executemany("DELETE FROM problem WHERE path = ? AND kind = 'file'", [(p,) for p in fixed])
-        changed = len(gone)
+        paths, root_tables = set(gone), bool(gone)
         for start in range(0, len(pending), BATCH):
-            changed += self._index_batch(root, pending[start : start + BATCH])
+            batch = self._index_batch(root, pending[start : start + BATCH])
+            paths.update(batch.changed)
+            root_tables = root_tables or batch.root_tables
+        changed = len(paths)
         if listing.folders != folders:  # stored only now that their files are indexed
             with self._write() as db:
                 db.execute("DELETE FROM folder WHERE root = ?", (root.key,))
                 db.executemany("INSERT INTO folder VALUES (?, ?, ?)", [(root.key, *f) for f in listing.folders.items()])
         if changed:
             log.info("index.synced", extra={"root": str(root.path), "changed": changed})
-        touched = {Path(p).parent.name for p in gone} | {p.parent.name for p, _ in pending}
-        return SyncReport(changed, touched if changed else set())
+        touched = {Path(p).parent.name for p in paths}
+        return SyncReport(changed, touched, frozenset(paths), root_tables)
 
     def _stored(
         self, root: MemoryRoot, listing: TreeListing, folders: dict[str, str]
@@ -285,7 +296,7 @@ class SearchIndex(IndexQueries):
         }
         return stored, broken
 
-    def _index_batch(self, root: MemoryRoot, batch: Sequence[tuple[Path, str]]) -> int:
+    def _index_batch(self, root: MemoryRoot, batch: Sequence[tuple[Path, str]]) -> _Batch:
         """Re-read a batch of files whose stat moved; re-index those whose content did."""
         marks = ", ".join("?" * len(batch))
         hashes: dict[str, str] = dict(
@@ -326,54 +337,61 @@ class SearchIndex(IndexQueries):
             )
         )
         with self._write() as db:
-            if rows:
-                upsert_rows(db, rows)
+            root_tables = upsert_rows(db, rows) if rows else False
             db.executemany("UPDATE doc SET sig = ? WHERE path = ?", touched)
-            delete_paths(db, removed)
+            root_tables = delete_paths(db, removed) > 0 or root_tables
             for path, found, signature in problems:
                 self._record_problems(db, root, path, found, signature)
         for _, found, _ in problems:
             for problem in found:
                 if (str(problem.path), problem.reason) not in known:
                     log_problem(problem)
-        return len(rows) + len(removed)
+        return _Batch([doc[0] for doc, _ in rows] + removed, root_tables)
 
-    def put(self, memory: Memory, st: os.stat_result, warnings: Sequence[Problem] = ()) -> None:
+    def put(self, memory: Memory, st: os.stat_result, warnings: Sequence[Problem] = ()) -> SyncReport:
         """Index a memory its writer has just written and parsed: no second read of the file."""
         signature = trusted(signature_text(st), st.st_mtime_ns, time.time_ns())
         with self._write() as db:
             if not self.knows(memory.root):
                 self._register(db, memory.root)
-            upsert_rows(db, [index_rows(memory, signature)])
+            root_tables = upsert_rows(db, [index_rows(memory, signature)])
             self._record_problems(db, memory.root, memory.path, warnings, signature)
         for problem in warnings:
             log_problem(problem)
+        return SyncReport(1, {memory.category}, frozenset({str(memory.path)}), root_tables)
 
     def update_file(self, path: Path, root: MemoryRoot | None = None) -> bool:
         """Re-index one file after a change; return whether the index changed.
 
         A path that no longer exists (or is no memory) is removed instead.
         """
+        return self.update_file_report(path, root).changed > 0
+
+    def update_file_report(self, path: Path, root: MemoryRoot | None = None) -> SyncReport:
+        """Re-index one file after a change; say what changed (for `compile_report(changes=…)`)."""
         path = Path(path)
         root = root or self._root_of(path)
         if classify_path(root, path) != "memory":
-            return False
+            return SyncReport(0, set(), frozenset(), False)
+        removed = SyncReport(1, {path.parent.name}, frozenset({str(path)}), True)
+        unchanged = SyncReport(0, set(), frozenset(), False)
         if not os.path.lexists(path):
-            return self.remove_file(path)
+            return removed if self.remove_file(path) else unchanged
         try:
             resolve_in_root(path, root.path)
             st = path.stat()
         except MemoryFileError:
             # A link out of the tree or a loop: not indexed; sync_root reports it.
             with self._write() as db:
-                return delete_paths(db, [str(path)]) > 0
+                return removed if delete_paths(db, [str(path)]) > 0 else unchanged
         except OSError:
-            return self.remove_file(path)
+            return removed if self.remove_file(path) else unchanged
         if not self.knows(root):
             with self._write() as db:
                 self._register(db, root)
         signature = trusted(signature_text(st), st.st_mtime_ns, time.time_ns())
-        return self._index_batch(root, [(path, signature)]) > 0
+        batch = self._index_batch(root, [(path, signature)])
+        return SyncReport(len(batch.changed), {path.parent.name} if batch.changed else set(), frozenset(batch.changed), batch.root_tables)
 
     def remove_file(self, path: Path) -> bool:
         """Drop one file's entry (and its problems); return whether there was one."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from daemon.memory import tokenize
 from daemon.memory.index_schema import DOC_COLUMNS, TEXT_COLUMNS
-from daemon.memory.terms import CountsDelta
+from daemon.memory.terms import CountsDelta, root_facts
 from daemon.memory.tree import RACY_NS, Memory, title_key
 from daemon.scrub import redact
 from daemon.timefmt import format_time
@@ -82,7 +82,8 @@ def index_rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
     return doc, text
 
 
-def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> None:
+def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> bool:
+    """Write (insert or replace) memories' rows; True when ROOT.md's tables may change with them."""
     doc_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
     text_updates = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
     doc_sql = (
@@ -102,6 +103,10 @@ def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> 
         rowid = db.execute(doc_sql, doc).fetchone()[0]
         db.execute(text_sql, (rowid, *text))
         terms.add(doc[1], doc[3], doc[9], text[1:])
+    root_tables = any(
+        terms.before.get(doc[0]) != root_facts(doc[3], doc[9], doc[10], doc[11], doc[5], doc[7]) for doc, _ in rows
+    )
     terms.apply(db)
     # A folder the index has not listed yet is listed by the next quick sync.
     db.executemany("INSERT OR IGNORE INTO folder VALUES (?, ?, '')", sorted({(doc[1], doc[3]) for doc, _ in rows}))
+    return root_tables

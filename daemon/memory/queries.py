@@ -94,7 +94,9 @@ class IndexQueries(SearchQueries):
         """Return every indexed memory of a root (expired ones included), newest first."""
         return self._select("d.root = ?", (root.key,))
 
-    def entries(self, root: MemoryRoot, *, category: str | None = None, listed_only: bool = False) -> list[IndexEntry]:
+    def entries(
+        self, root: MemoryRoot, *, category: str | None = None, listed_only: bool = False, path: str | None = None
+    ) -> list[IndexEntry]:
         """Return what compile needs for the memories of a root (expired ones included).
 
         `category` keeps one category; `listed_only` keeps those ROOT.md lists (with
@@ -106,6 +108,9 @@ class IndexQueries(SearchQueries):
             params.append(category)
         if listed_only:
             where += " AND (scenarios != '[]' OR hard_rule = 1)"
+        if path is not None:
+            where += " AND path = ?"
+            params.append(path)
         rows = self._db.execute(
             f"SELECT category, path, title, title_key, description, tags, scenarios, hard_rule FROM doc WHERE {where}",
             params,

@@ -24,12 +24,20 @@ def distinct_tokens(streams: Iterable[str]) -> set[str]:
     return found
 
 
+def root_facts(category: str, tags: str, scenarios: str, hard_rule: int, title: str, description: str) -> tuple:
+    """What ROOT.md's tables take from a memory (registry: category, tags; routing and hard
+    rules: scenarios, the rule flag, and the title and description of those it lists)."""
+    listed = scenarios != "[]" or bool(hard_rule)
+    return (category, tags, scenarios, bool(hard_rule), title if listed else None, description if listed else None)
+
+
 class CountsDelta:
     """Changes to the term and cat_tag tables, gathered over a batch of writes and applied at once."""
 
     def __init__(self) -> None:
         self.terms: Counter[str] = Counter()
         self.tags: Counter[tuple[str, str, str]] = Counter()
+        self.before: dict[str, tuple] = {}  # path → root_facts of the rows counted out
 
     def add(self, root: str, category: str, tags_json: str, streams: Iterable[str], sign: int = 1) -> None:
         for token in distinct_tokens(streams):
@@ -41,12 +49,13 @@ class CountsDelta:
 
     def remove_rows(self, db: sqlite3.Connection, where: str, params: Sequence[object]) -> None:
         """Count out the memories `where` selects (on `doc d`), before they are deleted or replaced."""
-        for root, category, tags, *streams in db.execute(
-            "SELECT d.root, d.category, d.tags, t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d "
-            f"JOIN doc_text t ON t.rowid = d.rowid WHERE {where}",
+        for path, root, category, tags, scenarios, hard, title, description, *streams in db.execute(
+            "SELECT d.path, d.root, d.category, d.tags, d.scenarios, d.hard_rule, d.title, d.description, "
+            f"t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d JOIN doc_text t ON t.rowid = d.rowid WHERE {where}",
             list(params),
         ):
             self.add(root, category, tags, streams, -1)
+            self.before[path] = root_facts(category, tags, scenarios, hard, title, description)
 
     def apply(self, db: sqlite3.Connection) -> None:
         terms = [(term, count) for term, count in self.terms.items() if count]
