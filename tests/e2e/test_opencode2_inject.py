@@ -140,3 +140,27 @@ def test_compaction_carries_the_inventory_and_the_save_instruction(world: World)
     assert LESSON in systems[0] and "## Memories" in systems[0] and "tools.memoryd.remember" in systems[0]
     done = [m["data"] for m in world.home.messages(sid) if m["type"] == "compaction"]
     assert done[-1].get("status") == "completed", done
+
+
+def test_three_turns_on_one_server_keep_one_block(world: World) -> None:
+    """#21 on 2.0: the plugin instance lives in the server; the note is rewritten between turns."""
+    third = "Run the deploy script's syntax check once more"
+    world.model.add_session(third, [{"text": "The syntax check passes."}])
+    world.home.extra_env["MEMORYD_PLUGIN_RECHECK_MS"] = "100"  # recheck before every turn
+    daemon = world.start_daemon(settle=1)
+    sessions = world.worktree / ".memory" / "sessions"
+    prompts = [world.scenario["prompt"], world.scenario["followups"][0]["prompt"], third]
+    facts = ["pnpm install --frozen-lockfile", "/srv/webapp", "syntax check passes"]
+    starts, sid = [], None
+    try:
+        with serve(world.home, world.worktree) as server:
+            for prompt, fact in zip(prompts, facts, strict=True):
+                starts.append(len(world.model.requests))
+                sid = world.home.run(prompt, world.worktree, session=sid, server=server)
+                wait_for(lambda fact=fact: [p for p in sessions.glob("*.md") if fact in p.read_text()], timeout=30,
+                         what=f"the note holding {fact!r}")  # fmt: skip
+    finally:
+        stop(daemon)
+    blocks = {assert_injected(world.model, since=start) for start in starts}
+    assert len(blocks) == 1, "the block changed between turns"
+    assert sid is not None and sid not in blocks.pop(), "the session's own note is in its block"
