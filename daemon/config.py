@@ -81,7 +81,7 @@ class LLMSettings(_Section):
     disable_thinking: bool = Field(
         False, description="Send chat_template_kwargs.enable_thinking=false (openai provider, reasoning models)"
     )
-    max_retries: int = Field(3, ge=0, le=10, description="Retries per call within one pass (5xx, 429, timeouts)")
+    max_retries: int = Field(3, ge=0, le=10, description="Retries per call within one pass (5xx, 429, malformed answers; an unanswered request once)")
     daily_token_budget: int = Field(0, ge=0, description="Tokens per local day, 0: unlimited")
     daily_call_budget: int = Field(0, ge=0, description="Calls per local day, 0: unlimited")
     fallback: Literal["none", "extractive"] = Field(

@@ -224,8 +224,9 @@ def _update_hold(p: _Pass) -> None:
     previous = state.hold()
     if report.stop_reason:
         tomorrow_ms = plan.local_midnight_after_ms(p.now_ms)
+        stopped_ms = int(p.capture.clock() * 1000)  # from the last failure, not the pass's start
         hold = plan.next_hold(
-            report.stop_reason, report.stop_message, p.now_ms, previous, tomorrow_ms, report.stop_wait_ms
+            report.stop_reason, report.stop_message, stopped_ms, previous, tomorrow_ms, report.stop_wait_ms
         )
         state.set_hold(hold)
         p.capture.log.warning("model.held", reason=hold.reason, until_ms=hold.until_ms, error=hold.message)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
+from daemon.capture.plan import HOLD_BASE_MS
 from daemon.config import load_settings
 from daemon.state import StateDB
 from tests.capture.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
@@ -53,7 +55,11 @@ def model_env(home, fixture_db, server) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("broken", [Reply(500, {"error": "internal error"}), Reply(hang=True)], ids=["500", "hang"])
+@pytest.mark.parametrize(
+    "broken",
+    [Reply(500, {"error": "internal error"}), Reply(hang=True), Reply(raw=b"<html>200 from a proxy</html>")],
+    ids=["500", "hang", "malformed"],
+)
 def test_a_broken_server_stops_the_pass_holds_the_sessions_and_they_are_written_when_it_returns(
     server, model_env, broken
 ):
@@ -61,16 +67,24 @@ def test_a_broken_server_stops_the_pass_holds_the_sessions_and_they_are_written_
     result = run("distill", env=model_env)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    assert "failed 3 times in a row" in result.stderr and "not reachable" in result.stderr
+    # 500s: three in a row over two sessions; no answer at all: two in a row, any sessions.
+    times = 2 if broken.hang else 3
+    assert f"failed {times} times in a row" in result.stderr and "not reachable" in result.stderr
     # One session's 4 attempts, then the next two (llm.concurrency) in flight: not 6 sessions × 4.
-    assert len(server.requests) <= 4 + 2
+    assert len(server.requests) <= (2 if broken.hang else 4 + 2)
     waiting = statuses()
     assert "failed" not in waiting.values()
     assert {s for s in waiting.values() if s != "junk"} <= {"held", "retry"}
 
     shown = run("status", env=model_env)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
-    assert "0 failed" in shown.stdout and "failed 3 times in a row" in shown.stdout
+    assert "0 failed" in shown.stdout and f"failed {times} times in a row" in shown.stdout
+    if broken.raw is not None:
+        # A bad answer is the server's fault: pass after pass, no session is given up on.
+        for _ in range(3):
+            assert run("distill", env=model_env).returncode == 1
+        assert "failed" not in statuses().values()
+        assert "today 0 calls" in run("status", env=model_env).stdout, "a bad answer is not charged as a call"
 
     server.released.set()  # the hanging requests end
     server.default = openai_reply(ANY_SESSION_NOTE)
@@ -78,3 +92,22 @@ def test_a_broken_server_stops_the_pass_holds_the_sessions_and_they_are_written_
     assert again.returncode == 0, again.stdout + again.stderr
     assert "6 distilled" in again.stdout
     assert set(statuses().values()) == {"distilled", "junk"}
+
+
+def test_the_hold_after_a_hanging_server_lasts_from_the_last_failure(server, model_env):
+    """Timed from the pass's start, a hold shorter than the pass had expired when it ended."""
+    server.default = Reply(hang=True)
+    model_env["MEMORYD_LLM__TIMEOUT_S"] = "1"
+    result = run("distill", env=model_env)
+    done_ms = int(time.time() * 1000)
+    assert result.returncode == 1 and len(server.requests) == 2, result.stderr
+    _, paths = load_settings()
+    state = StateDB(paths.state_db)
+    try:
+        hold = state.hold()
+    finally:
+        state.close()
+    assert hold is not None and hold.reason == "unavailable"
+    # The first stop holds for HOLD_BASE_MS from the second timeout, at the pass's end; from
+    # its start (two timeouts, a backoff and a process start earlier) it would end 3-4 s sooner.
+    assert hold.until_ms >= done_ms + HOLD_BASE_MS - 1500

@@ -30,6 +30,9 @@ log = structlog.get_logger(__name__)
 
 RETRY_AFTER_CAP_S = 60.0  # a server asking for a longer pause is retried next pass instead
 BREAKER_THRESHOLD = 3  # server failures in a row (any session, any thread) that stop the pass
+# Requests in a row that got no answer within llm.timeout_s (any session): a hanging
+# server costs about this many timeouts per pass, not every session's retries.
+HANG_THRESHOLD = 2
 BACKOFF = tenacity.wait_exponential_jitter(initial=1, max=30, jitter=1)
 USER_AGENT = "memoryd"
 
@@ -55,10 +58,13 @@ class Dialect(Protocol):
 class _Retry(Exception):
     """A failure worth another attempt; `retry_after` is the server's requested pause."""
 
-    def __init__(self, message: str, retry_after: float | None = None, unreachable: bool = False) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, unreachable: bool = False, hung: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unreachable = unreachable  # no connection at all: the server, not the session
+        self.hung = hung  # no answer within llm.timeout_s
 
 
 class Breaker:
@@ -70,24 +76,32 @@ class Breaker:
     the server always fails on (a 500 for that input) never opens it: the others go on.
     Any answer closes it. It stays open between passes, so the next pass's first
     failure stops that pass at once: probing a server still down costs one request.
+    Requests that got no answer at all open it sooner: `hang_threshold` in a row, for any
+    transcripts, since each one already cost a whole llm.timeout_s.
     """
 
-    def __init__(self, threshold: int = BREAKER_THRESHOLD) -> None:
+    def __init__(self, threshold: int = BREAKER_THRESHOLD, hang_threshold: int = HANG_THRESHOLD) -> None:
         self.threshold = threshold
+        self.hang_threshold = hang_threshold
         self._failures = 0
+        self._hangs = 0
         self._keys: set[str] = set()
         self._lock = threading.Lock()
 
     def success(self) -> None:
         with self._lock:
             self._failures = 0
+            self._hangs = 0
             self._keys = set()
 
-    def failure(self, key: str) -> bool:
+    def failure(self, key: str, hung: bool = False) -> bool:
         """Count one failure for transcript `key`; return True when the breaker is (now) open."""
         with self._lock:
             self._failures += 1
+            self._hangs = self._hangs + 1 if hung else 0
             self._keys.add(key)
+            if self._hangs >= self.hang_threshold:
+                return True
             return self._failures >= self.threshold and len(self._keys) >= 2
 
 
@@ -267,12 +281,13 @@ class ModelDistiller:
 
     def _server_failed(self, exc: _Retry, key: str) -> _Retry:
         """Count a server failure; stop the pass when the breaker opens, else retry."""
-        if not self._breaker.failure(key):
+        if not self._breaker.failure(key, hung=exc.hung):
             return exc
-        hint = "is it running? " if exc.unreachable else ""
+        hint = "is it running? " if exc.unreachable else ("is it hanging? " if exc.hung else "")
+        times = self._breaker.hang_threshold if exc.hung else self._breaker.threshold
         raise StopPass(
             self._clean(
-                f"model server {self.url} failed {self._breaker.threshold} times in a row (last: {exc}); "
+                f"model server {self.url} failed {times} times in a row (last: {exc}); "
                 f"{hint}the pass stopped and its sessions are held until the server answers again"
             ),
             reason="unavailable",
@@ -287,7 +302,8 @@ class ModelDistiller:
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise self._server_failed(_Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True), key) from exc
         except httpx.TimeoutException as exc:
-            raise self._server_failed(_Retry(f"no answer within {self.llm.timeout_s:g} s (llm.timeout_s)"), key) from exc
+            hung = _Retry(f"no answer within {self.llm.timeout_s:g} s (llm.timeout_s)", hung=True)
+            raise self._server_failed(hung, key) from exc
         except httpx.TransportError as exc:
             raise self._server_failed(_Retry(f"cannot reach the server ({type(exc).__name__}: {exc})"), key) from exc
         except RuntimeError as exc:  # the client was closed under us: shutdown
@@ -297,6 +313,12 @@ class ModelDistiller:
         status = response.status_code
         if (status >= 500 and status != 503) or status == 408:
             raise self._server_failed(_Retry(f"HTTP {status} ({redact(_server_message(response))})"), key)
+        if status < 300:
+            try:
+                response.json()  # a 200 that is not JSON is the server's fault, not the session's
+            except ValueError:
+                excerpt = redact(" ".join(response.text.split())[:80])
+                raise self._server_failed(_Retry(f"HTTP {status} with malformed JSON ({excerpt!r})"), key) from None
         if status != 503:
             self._breaker.success()  # the server answered: whatever it said, it is up
         if status < 300:

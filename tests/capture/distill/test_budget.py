@@ -76,16 +76,28 @@ def test_a_failed_call_releases_its_hold(server, state_db, sleeps, work_transcri
 
 def test_an_answered_call_is_spent_even_when_its_answer_is_useless(server, state_db, sleeps, work_transcript):
     budget = Budget(state_db, daily_calls=5, clock=Clock(NOON))
-    server.then(Reply(raw=b"not json"), openai_reply("no headings here", usage={"total_tokens": 40}))
+    server.then(openai_reply("no headings here", usage={"total_tokens": 40}))
     d = make_distiller(llm_settings("openai", server.url + "/v1"), {}, budget, sleep=sleeps)
     try:
-        for _ in range(2):
-            with pytest.raises(DistillError):
-                d.distill(work_transcript)
+        with pytest.raises(DistillError):
+            d.distill(work_transcript)
     finally:
         d.close()
     calls, tokens, _ = budget.today()
-    assert calls == 2 and tokens > 40
+    assert calls == 1 and tokens == 40
+
+
+def test_a_malformed_answer_is_not_charged(server, state_db, sleeps, work_transcript):
+    """An HTTP 200 that is not JSON (a proxy's error page) is the server failing, not a call."""
+    budget = Budget(state_db, daily_calls=5, clock=Clock(NOON))
+    server.default = Reply(raw=b"<html>oops</html>")
+    d = make_distiller(llm_settings("openai", server.url + "/v1", max_retries=2), {}, budget, sleep=sleeps)
+    try:
+        with pytest.raises(DistillError, match="malformed JSON"):
+            d.distill(work_transcript)
+    finally:
+        d.close()
+    assert len(server.requests) == 3 and budget.today()[0] == 0
 
 
 def test_token_budget_refuses_a_call_that_would_cross_it(state_db):

@@ -117,11 +117,11 @@ def test_429_without_retry_after_backs_off(server, distiller, sleeps, work_trans
     assert 1 <= wait <= 2
 
 
-def test_a_server_that_does_not_answer_in_time_is_retried_then_reported(server, sleeps, work_transcript):
-    d = build(server, sleeps, timeout_s=0.2, max_retries=1)
+def test_a_server_that_does_not_answer_in_time_is_retried_once_then_reported(server, sleeps, work_transcript):
+    d = build(server, sleeps, timeout_s=0.2, max_retries=3)
     server.default = Reply(hang=True)
     try:
-        with pytest.raises(DistillError, match=r"no answer within 0.2 s \(llm.timeout_s\); gave up after 2") as err:
+        with pytest.raises(StopPass, match=r"no answer within 0.2 s \(llm.timeout_s\)\); is it hanging") as err:
             d.distill(work_transcript)
     finally:
         d.close()
