@@ -38,8 +38,8 @@ MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must
 NEAR_BEST = 0.45  # and this share of the best memory's score
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
-CANDIDATES = 12  # rows taken from the index before scoring
-MAX_TERMS = 10  # the rarest this many words (and word forms) find the candidates
+CANDIDATES = 8  # rows taken from the index before scoring
+MAX_TERMS = 6  # the rarest this many words (and word forms) find the candidates
 
 STOP_LANGUAGES = ("en", "zh", "ja", "ko")
 # Words of chat about memory and sessions that the lists lack.
@@ -149,14 +149,14 @@ def score_candidates(hits: Sequence[Hit], terms: Sequence[str], fields: dict, to
         streams = fields.get(str(hit.memory.path))
         if streams is None:
             continue
-        head = streams[0] | streams[1] | streams[2]
+        head, body = "".join(streams[:3]), streams[3]
         score = covered = 0.0
         matched = in_head = 0
         for term in terms:
-            if any(f in head for f in forms[term]):
+            if any(f" {f} " in head for f in forms[term]):
                 score += weight[term]
                 in_head += 1
-            elif any(f in streams[3] for f in forms[term]):
+            elif any(f" {f} " in body for f in forms[term]):
                 score += BODY_ONLY * weight[term]
             else:
                 continue
