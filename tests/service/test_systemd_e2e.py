@@ -136,7 +136,9 @@ def test_the_unit_runs_its_whole_life_under_real_systemd(service: Service) -> No
     # reload: SIGHUP, the same process, active again once it said READY=1.
     reload = service.run("systemctl", "--user", "reload", "memoryd.service", timeout=60)
     assert reload.returncode == 0, reload.stderr
-    assert service.main_pid() == pid and service.show()["ActiveState"] == "active"
+    # `systemctl reload` may return while the unit is still 'reloading' (until READY=1 again).
+    wait_for(lambda: service.show()["ActiveState"] == "active", 30, "active again after reload")
+    assert service.main_pid() == pid
     wait_for(lambda: "daemon.reloaded" in service.log_events(), 10, "daemon.reloaded in the log")
 
     # A second memoryd on the same state exits 2 (and the unit would not restart it).
