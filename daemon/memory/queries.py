@@ -252,8 +252,9 @@ class IndexQueries(SearchQueries):
         order = INVENTORY_GROUP.format(ours=ours) + f", d.sort_ts DESC, d.title_key, d.path LIMIT {int(limit)}"
         return self._select(where, [*params, *([project] * 2 if project else [])], order)
 
-    def field_tokens(self, paths: Sequence[Path]) -> dict[str, tuple[set[str], ...]]:
-        """Return path → the token sets of its title, description, tags and body."""
+    def field_tokens(self, paths: Sequence[Path]) -> dict[str, tuple[str, ...]]:
+        """Return path → the token streams of its title, description, tags and body, each
+        with a space at both ends (a token is in one when " token " is)."""
         if not paths:
             return {}
         marks = ", ".join("?" * len(paths))
@@ -262,7 +263,7 @@ class IndexQueries(SearchQueries):
             f"JOIN doc_text t ON t.rowid = d.rowid WHERE d.path IN ({marks})",
             [str(p) for p in paths],
         )
-        return {path: tuple(set(stream.split()) for stream in streams) for path, *streams in rows}
+        return {path: tuple(f" {stream} " for stream in streams) for path, *streams in rows}
 
     def expired(self, root: MemoryRoot, now: datetime) -> list[Memory]:
         """Return the memories of a root whose `expires` has passed."""
