@@ -192,8 +192,7 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     report.roots = capture.writer.take_roots()
     report.seconds = capture.clock() - started
     # A pass that wrote and decided nothing is a heartbeat: debug, so `memoryd logs` shows work.
-    did_work = report.distilled or report.junk or report.failed or report.stop_reason
-    (capture.log.info if did_work else capture.log.debug)(
+    (capture.log.info if report.distilled or report.junk or report.failed or report.stop_reason else capture.log.debug)(
         "pass.done",
         distilled=len(report.distilled),
         junk=len(report.junk),
