@@ -18,7 +18,9 @@ from daemon.scrub.shape import looks_random
 Span = tuple[int, int, str]
 
 MIN_LEN = 20
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{%d,}={0,2}(?![A-Za-z0-9+/=_\-])" % MIN_LEN)
+# (The guard after the first character lets the engine skip ahead to a token character.)
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/=_\-].)[A-Za-z0-9+/_\-]{%d,}={0,2}(?![A-Za-z0-9+/=_\-])" % (MIN_LEN - 1))
+_DIGIT = re.compile(r"[0-9]")
 # Words right before a token that say it is a digest, a public key or encoded data.
 _NOT_SECRET_BEFORE = re.compile(
     r"(?i)(?:\?b\?|(?<![A-Za-z])(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|h1|integrity|digest|hash|checksum|etag|nonce|"
@@ -104,10 +106,13 @@ def find_tokens(text: str) -> Iterator[Span]:
     for m in _TOKEN.finditer(text):
         token = m.group(0)
         core = token.rstrip("=")
-        start, end = m.start(), m.end()
-        if core.startswith(_PUBLIC_PREFIXES) or _NOT_SECRET_BEFORE.search(text, max(0, start - 40), start):
+        if not _DIGIT.search(core) or core.isdigit():  # most long runs in code: names, no digit
             continue
-        if not looks_random(core, MIN_LEN) or not _random_core(core):
+        start, end = m.start(), m.end()
+        # Cheapest first: a prefix, the shape, then the words before it.
+        if core.startswith(_PUBLIC_PREFIXES) or not looks_random(core, MIN_LEN) or not _random_core(core):
+            continue
+        if _NOT_SECRET_BEFORE.search(text, max(0, start - 40), start):
             continue
         if _in_url_path(text, start) or _in_blob(text, start, end) or _decodes_to_text(core):
             continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_random, password_like
+from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
@@ -119,7 +119,7 @@ def find_assignments(text: str, low: str) -> Iterator[Span]:
 
 
 _FLAG = re.compile(
-    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|"
+    r"--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|"
     r"access-key|secret-key|client-secret|passphrase|private-key|auth)(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
 )
 # A password handed to a command: command words → the flag (group `val`) within the command.
@@ -146,7 +146,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 _COMMAND_OF = {name: i for i, (names, _, _) in enumerate(_COMMANDS) for name in names.split()}
 # A command word where a command starts: after a line start, a shell separator, a quote,
 # `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
-_COMMAND = re.compile("(?P<cmd>" + "|".join(sorted(map(re.escape, _COMMAND_OF), key=len, reverse=True)) + r")(?=[ \t])")
+_COMMAND = re.compile("(?P<cmd>" + trie_regex(_COMMAND_OF) + r")(?=[ \t])")
 _NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:-")
 
 
@@ -160,6 +160,8 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
     """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
     if "--" in text:
         for m in _FLAG.finditer(low):
+            if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-"):
+                continue
             value = text[m.start("val") : m.end("val")]
             if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
                 yield m.start("val"), m.end("val"), "cli_password"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 _DIGIT = re.compile(r"[0-9]")
 _LOWER = re.compile(r"[a-z]")
@@ -189,3 +190,23 @@ def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> boo
         # quotes this is code, unless it is a word of letters and digits (an INI file).
         return False
     return True
+
+
+def trie_regex(words: Iterable[str]) -> str:
+    """A regex matching any of `words`, shaped as a trie: the engine tries one branch per
+    distinct next character instead of every word at every position."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        branches = [re.escape(char) + build(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
