@@ -6,13 +6,12 @@ mode so `memoryd status` can read while the daemon writes.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.diskfull import raise_if_disk_full
@@ -63,7 +62,7 @@ MIGRATIONS: tuple[str, ...] = (
         max_updated    INTEGER NOT NULL DEFAULT 0,  -- highest time_updated over session/message/part rows
         transcript_hash TEXT NOT NULL DEFAULT '',   -- of the last transcript acted on
         note_path      TEXT NOT NULL DEFAULT '',
-        status         TEXT NOT NULL DEFAULT 'pending',  -- STATUSES (the second migration renamed pending)
+        status         TEXT NOT NULL DEFAULT 'pending',  -- capture.lifecycle.Status (the second migration renamed pending)
         attempts       INTEGER NOT NULL DEFAULT 0,  -- failed passes on failed_hash
         failed_hash    TEXT NOT NULL DEFAULT '',
         last_error     TEXT NOT NULL DEFAULT '',
@@ -99,16 +98,10 @@ MIGRATIONS: tuple[str, ...] = (
     SINK_OUTBOX,
 )
 
-# settling: new or changed, waiting until its rows are quiet (then the next pass takes it)
-# held: left by a stop of the whole pass (budget spent, bad key, server down), until it lifts
-# retry: its own distillation failed; tried again at retry_at
-# distilled / junk: done for this transcript; failed: given up until the session changes
-STATUSES = ("settling", "held", "retry", "distilled", "junk", "failed")
-WAITING = ("settling", "held", "retry")
-
-
 @dataclass(slots=True)
 class SessionRecord:
+    """One session as memoryd last left it; what each status means is daemon.capture.lifecycle's."""
+
     session_id: str
     project_dir: str = ""
     title: str = ""
@@ -124,16 +117,6 @@ class SessionRecord:
     needs_upgrade: int = 0
     time_done: int = 0
     retry_at: int = 0  # epoch ms: a `retry` session is not tried again before this
-
-
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """A stop of the whole pass still in force: no model call until `until_ms`."""
-
-    reason: str  # StopPass.reason: budget | auth | unavailable | rate_limit | config | …
-    message: str
-    until_ms: int
-    count: int = 1  # consecutive stops: the next one waits longer
 
 
 _COLUMNS = tuple(SessionRecord.__dataclass_fields__)
@@ -344,31 +327,28 @@ class StateDB:
             sql, args = sql + " WHERE status = ?", (status,)
         return [SessionRecord(**{k: r[k] for k in _COLUMNS}) for r in self.conn.execute(sql + " ORDER BY session_id", args)]
 
-    def ids_to_revisit(self, upgrades: bool, held: bool = True, now_ms: int | None = None) -> list[str]:
-        """Sessions a pass must look at even if their rows did not move.
-
-        Settling ones; with `held`, those a stop left; retries that are due (all of them
-        when `now_ms` is None); and, when a model is configured, extractive fallback
-        notes waiting for their upgrade.
-        """
-        clauses = ["status = 'settling'"]
-        args: list[int] = []
-        if held:
-            clauses.append("status = 'held'")
-        if now_ms is None:
-            clauses.append("status = 'retry'")
-        else:
-            clauses.append("(status = 'retry' AND retry_at <= ?)")
-            args.append(now_ms)
-        if upgrades:
+    def session_ids(
+        self, statuses: Iterable[str], retry: str = "", retry_due_by: int | None = None, needs_upgrade: bool = False
+    ) -> list[str]:
+        """Ids of the sessions in one of `statuses`; in status `retry` with `retry_at` at
+        or before `retry_due_by` (any, when None); or, with `needs_upgrade`, flagged so."""
+        wanted = list(statuses)
+        clauses = [f"status IN ({','.join('?' * len(wanted))})"] if wanted else []
+        args: list[object] = [*wanted]
+        if retry:
+            clauses.append("(status = ? AND retry_at <= ?)" if retry_due_by is not None else "status = ?")
+            args += [retry, retry_due_by] if retry_due_by is not None else [retry]
+        if needs_upgrade:
             clauses.append("needs_upgrade = 1")
+        if not clauses:
+            return []
         sql = "SELECT session_id FROM session WHERE " + " OR ".join(clauses)
         return [row[0] for row in self.conn.execute(sql, args)]
 
-    def next_retry_ms(self, after_ms: int) -> int | None:
-        """When the soonest `retry` session later than `after_ms` is due, or None."""
-        sql = "SELECT MIN(retry_at) FROM session WHERE status = 'retry' AND retry_at > ?"
-        return self.conn.execute(sql, (after_ms,)).fetchone()[0]
+    def soonest_retry_at(self, status: str, after_ms: int) -> int | None:
+        """The smallest `retry_at` later than `after_ms` among sessions in `status`, or None."""
+        sql = "SELECT MIN(retry_at) FROM session WHERE status = ? AND retry_at > ?"
+        return self.conn.execute(sql, (status, after_ms)).fetchone()[0]
 
     def project_dirs(self) -> set[str]:
         """The directories sessions ran in: where project memory trees may be."""
@@ -378,23 +358,8 @@ class StateDB:
         return self.conn.execute("SELECT COUNT(*) FROM session").fetchone()[0]
 
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATUSES, 0)
-        for status, n in self.conn.execute("SELECT status, COUNT(*) FROM session GROUP BY status"):
-            counts[status] = n
-        return counts
-
-    # -- the model hold ------------------------------------------------------------
-
-    def hold(self) -> Hold | None:
-        """The stop in force (or last in force) for model calls, or None."""
-        raw = self.get_meta("hold")
-        if not raw:
-            return None
-        data = json.loads(raw)
-        return Hold(data["reason"], data["message"], int(data["until_ms"]), int(data.get("count", 1)))
-
-    def set_hold(self, hold: Hold | None) -> None:
-        self.set_meta("hold", json.dumps({**asdict(hold), "message": redact(hold.message)}) if hold else "")
+        """Sessions per stored status (statuses no session has are absent)."""
+        return dict(self.conn.execute("SELECT status, COUNT(*) FROM session GROUP BY status").fetchall())
 
     # -- errors -----------------------------------------------------------------
 

@@ -88,6 +88,8 @@ def _source(config: Config) -> tuple[dict[str, Any], int | None]:
 
 def _state(settings: Settings, state: Any, newest: int | None, now: float) -> dict[str, Any]:
     """What the state database says: progress, sessions by status, the hold, errors."""
+    from daemon.capture.lifecycle import session_counts
+
     watermark = state.watermark
     last_pass = int(state.get_meta("last_pass", "0"))
     records = state.records()  # read once for the counts and lists below
@@ -97,7 +99,7 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
         "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
         "last_pass": iso(last_pass) if last_pass else None,
         "last_sweep": state.get_meta("last_sweep") or None,
-        "sessions": state.counts(),
+        "sessions": session_counts(state),
         "needs_upgrade": sum(1 for r in records if r.needs_upgrade),
         "stale": stale,  # made by another model or prompt version: `memoryd distill --redistill-stale`
         "hold": _hold(state, now),
@@ -120,8 +122,10 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
 
 def _hold(state: Any, now: float) -> dict[str, Any] | None:
     """The stop that keeps the daemon from calling the model, while it lasts."""
-    hold = state.hold()
-    if hold is None or hold.until_ms <= now * 1000:
+    from daemon.capture.lifecycle import hold_in_force
+
+    hold = hold_in_force(state, now * 1000)
+    if hold is None:
         return None
     return {"reason": hold.reason, "message": hold.message, "until": iso(hold.until_ms)}
 
@@ -129,9 +133,9 @@ def _hold(state: Any, now: float) -> dict[str, Any] | None:
 def _stale(settings: Settings, distilled: list[Any]) -> int:
     """Notes made by another model or prompt than the configured one (fallback notes aside)."""
     if settings.llm.provider == "extractive":
-        return 0  # without a model nothing is stale (daemon.capture.pipeline.is_stale)
+        return 0  # without a model nothing is stale (daemon.capture.lifecycle.is_stale)
     from daemon.capture.distill.factory import distiller_identity
-    from daemon.capture.pipeline import Identity, is_stale
+    from daemon.capture.lifecycle import Identity, is_stale
 
     identity = Identity(*distiller_identity(settings.llm))
     return sum(1 for r in distilled if is_stale(r, identity) and not r.needs_upgrade)

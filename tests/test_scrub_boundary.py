@@ -1,4 +1,5 @@
-"""The boundary below capture: rows written to state.db (titles, errors, the hold) and the
+"""The boundary below capture: rows written to state.db (titles, errors, the hold: written by
+capture.lifecycle, scrubbed there) and the
 sink outbox (what a Cognee server receives) pass the scrubber whoever hands them in."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from daemon.sinks.outbox import Entry, Outbox
-from daemon.state import Hold, SessionRecord, StateDB
+from daemon.capture.lifecycle import Hold, write_hold
+from daemon.state import SessionRecord, StateDB
 from tests.secrets_catalogue import CATALOGUE
 
 SECRETS = [c for c in CATALOGUE if c.kind in ("github_token", "slack_token", "url_credentials", "assignment")][:6]
@@ -22,7 +24,7 @@ def test_state_rows_and_the_outbox_hold_no_secret(tmp_path: Path):
         for i, case in enumerate(SECRETS):
             db.put(SessionRecord(session_id=f"ses_{i}", title=case.text.splitlines()[0], last_error=f"HTTP 401: {case.text}"))
             db.log_error(f"server said {case.text}", f"ses_{i}")
-        db.set_hold(Hold("auth", f"bad key {SECRETS[0].text}", 0))
+        write_hold(db, Hold("auth", f"bad key {SECRETS[0].text}", 0))
         outbox = Outbox(db)
         for i, case in enumerate(SECRETS):
             outbox.put(Entry(f"doc{i}", "put", "h", content=f"# Note\n{case.text}\n", filename=f"{case.text[:40]}.md", metadata={"title": case.text}))

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from daemon.state import MIGRATIONS, Hold, SessionRecord, StateDB, StateFenced, WriteFence
+from daemon.state import MIGRATIONS, SessionRecord, StateDB, StateFenced, WriteFence
 
 
 def old_database(path) -> None:
@@ -43,7 +43,7 @@ def test_an_old_database_is_carried_over_to_explicit_states(tmp_path):
             "ses_failed": "failed",
         }
         assert state.get("ses_retry").retry_at == 0  # due at once: nothing waits longer than before
-        assert sorted(state.ids_to_revisit(upgrades=False, held=False, now_ms=1)) == ["ses_retry", "ses_settling"]
+        assert sorted(state.session_ids(["settling"], retry="retry", retry_due_by=1)) == ["ses_retry", "ses_settling"]
     finally:
         state.close()
 
@@ -84,7 +84,7 @@ def test_after_the_fence_closes_nothing_is_written(tmp_path):
     fence = WriteFence()
     state = StateDB(tmp_path / "state.db", fence)
     state.put(SessionRecord("ses_a", status="distilled"))
-    state.set_hold(Hold("unavailable", "server down", 123))
+    state.set_meta("hold", "kept")
     fence.close()
     for write in (
         lambda: state.put(SessionRecord("ses_b")),
@@ -96,5 +96,5 @@ def test_after_the_fence_closes_nothing_is_written(tmp_path):
             write()
     with pytest.raises(StateFenced), state.transaction():
         pass
-    assert [r.session_id for r in state.records()] == ["ses_a"] and state.hold().reason == "unavailable"
+    assert [r.session_id for r in state.records()] == ["ses_a"] and state.get_meta("hold") == "kept"
     state.close()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from daemon.capture.plan import Identity, PassOptions, PassReport, is_stale
+from daemon.capture.lifecycle import Identity, ServerFaults, is_stale
+from daemon.capture.plan import PassOptions, PassReport
 from daemon.capture.run import Capturer
 from daemon.capture.treewrite import OwnWrites, TreeWriter
 from daemon.config import Config
@@ -44,15 +45,16 @@ def open_capturer(
     if rebuilt:
         get_logger("memoryd.capture").warning("state.rebuilt", detail=rebuilt)
     writer = TreeWriter(state.fence, own_writes)
+    faults = ServerFaults()
     if settings.llm.provider == "extractive":
         return Capturer(config, reader, state, ExtractiveDistiller(), clock=clock, writer=writer)
     from daemon.capture.distill import factory
 
     try:
-        distiller, identity = factory.open_model_distiller(settings.llm, state, clock)
+        distiller, identity = factory.open_model_distiller(settings.llm, state, clock, faults=faults)
     except BaseException:  # ConfigError (no model name): close what was opened
         reader.close()
         state.close()
         raise
     fallback = ExtractiveDistiller() if settings.llm.fallback == "extractive" else None
-    return Capturer(config, reader, state, distiller, Identity(*identity), fallback, clock, writer)
+    return Capturer(config, reader, state, distiller, Identity(*identity), fallback, clock, writer, faults)

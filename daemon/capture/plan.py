@@ -1,4 +1,6 @@
-"""Pure decisions of a capture pass: what to do with a session, and the state it moves to.
+"""Pure decisions of a capture pass: which sessions it looks at and what it does with each.
+
+The state a session moves to is `daemon.capture.lifecycle`'s.
 
 Nothing here reads a file, a database or a clock: the runner (`daemon.capture.run`)
 passes in the rows, the records and the time, and acts on the answer.
@@ -6,21 +8,16 @@ passes in the rows, the records and the time, and acts on the answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
 from enum import Enum
 
-from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
-from daemon.capture.rejudge import junk_is_stale
+from daemon.capture.lifecycle import DONE, Hold, Identity, Status, is_stale, junk_is_stale
 from daemon.memory.roots import MemoryRoot
 from daemon.opencode.source import SessionInfo
-from daemon.state import Hold, SessionRecord
+from daemon.state import SessionRecord
 
-DONE = ("distilled", "junk")
-RETRY_BASE_MS = 60_000  # a session's first retry waits a minute, then twice as long each time
-RETRY_CAP_MS = 3_600_000
-HOLD_BASE_MS = 30_000  # a stopped server is tried again after 30 s, then 60 s, … up to 5 minutes
-HOLD_CAP_MS = 300_000
+__all__ = ["Action", "Identity", "PassOptions", "PassReport", "Scope", "is_stale", "plan_session"]
+
 
 
 class Action(Enum):
@@ -28,14 +25,6 @@ class Action(Enum):
     SETTLING = "settling"  # still being written: wait
     WAIT = "wait"  # held by a stop in force, or a retry not yet due: leave it as it is
     BUILD = "build"  # read rows and build the transcript, then decide on its hash
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Which distiller, with which prompt, makes notes now."""
-
-    distiller: str = "extractive"
-    prompt_version: str = EXTRACTIVE_VERSION
 
 
 @dataclass
@@ -123,28 +112,15 @@ def root_sessions(infos: list[SessionInfo], parents: list[SessionInfo], options:
     return ordered if options.limit is None else ordered[: options.limit]
 
 
-def is_stale(record: SessionRecord, identity: Identity) -> bool:
-    """A note made by another distiller or prompt than the configured model.
-
-    Without a model nothing is stale: the extractive distiller never replaces a model's
-    note unless forced.
-    """
-    return (
-        identity.distiller != "extractive"
-        and record.status == "distilled"
-        and (record.distiller, record.prompt_version) != (identity.distiller, identity.prompt_version)
-    )
-
-
 def must_redo(record: SessionRecord, options: PassOptions, identity: Identity, upgrades_allowed: bool) -> bool:
     """Redo whatever the rows say: --force, a junk verdict of another distiller or prompt,
     a stale note under --redistill-stale, or an extractive fallback note awaiting its model
     (a failed upgrade waits, like any failure, until the session changes)."""
     return (
         options.force
-        or junk_is_stale(record, (identity.distiller, identity.prompt_version))
+        or junk_is_stale(record, identity)
         or (options.redistill_stale and is_stale(record, identity))
-        or (upgrades_allowed and bool(record.needs_upgrade) and record.status != "failed")
+        or (upgrades_allowed and bool(record.needs_upgrade) and record.status != Status.FAILED)
     )
 
 
@@ -169,12 +145,12 @@ def plan_session(
     if record is None or must_redo(record, options, identity, upgrades):
         return Action.BUILD
     unmoved = record.max_updated == info.time_updated
-    if unmoved and record.status in (*DONE, "failed"):
+    if unmoved and record.status in (*DONE, Status.FAILED):
         return Action.UNCHANGED
     if unmoved and options.patient and not options.force:
-        if record.status == "held" and hold is not None:
+        if record.status == Status.HELD and hold is not None:
             return Action.WAIT  # rebuilt once the stop lifts, not on every write elsewhere
-        if record.status == "retry" and record.retry_at > now_ms:
+        if record.status == Status.RETRY and record.retry_at > now_ms:
             return Action.WAIT
     return Action.BUILD
 
@@ -186,80 +162,8 @@ def needs_distiller(
     upgrades = identity.distiller != "extractive"
     if record is None or must_redo(record, options, identity, upgrades):
         return True
-    if record.transcript_hash == transcript_hash and (record.note_path or record.status == "junk"):
+    if record.transcript_hash == transcript_hash and (record.note_path or record.status == Status.JUNK):
         return False  # same transcript as the last note: never pay twice
-    if record.status == "failed" and record.failed_hash == transcript_hash:
+    if record.status == Status.FAILED and record.failed_hash == transcript_hash:
         return False  # given up until the session changes
     return True
-
-
-# -- state transitions ---------------------------------------------------------------
-
-
-def settling(record: SessionRecord, info: SessionInfo) -> SessionRecord:
-    """Still being written: whatever failed or stopped before is moot for the new rows."""
-    return replace(record, status="settling", project_dir=info.directory, title=info.title, last_error="", retry_at=0)
-
-
-def unchanged_transcript(record: SessionRecord, info: SessionInfo) -> SessionRecord:
-    """Rows moved but the transcript did not: the record's verdict stands for the new rows."""
-    if record.status == "failed":
-        status = "failed"
-    else:
-        status = "distilled" if record.note_path else "junk"
-    return replace(record, max_updated=info.time_updated, status=status, last_error="", retry_at=0)
-
-
-def held(record: SessionRecord, info: SessionInfo, message: str) -> SessionRecord:
-    """Left by a stop of the whole pass: no attempt is charged to the session."""
-    return replace(record, status="held", last_error=message, max_updated=info.time_updated, retry_at=0)
-
-
-def after_failure(
-    record: SessionRecord,
-    info: SessionInfo,
-    transcript_hash: str,
-    message: str,
-    retryable: bool,
-    transient: bool,
-    now_ms: int,
-    max_failed_passes: int,
-) -> SessionRecord:
-    """The session's own distillation failed: retry later with backoff, or give up.
-
-    A transient failure (the server's 5xx or timeout, not this transcript's fault) is
-    never given up on: it retries with a growing pause however often it happens.
-    """
-    same = record.failed_hash == transcript_hash
-    attempts = record.attempts + 1 if same else 1
-    give_up = not transient and (not retryable or attempts >= max_failed_passes)
-    delay = min(RETRY_BASE_MS * 2 ** min(attempts - 1, 16), RETRY_CAP_MS)
-    return replace(
-        record,
-        status="failed" if give_up else "retry",
-        attempts=attempts,
-        max_updated=info.time_updated,  # unchanged rows are not even rebuilt next pass
-        failed_hash=transcript_hash,
-        last_error=message,
-        time_done=now_ms,
-        retry_at=0 if give_up else now_ms + delay,
-    )
-
-
-def next_hold(
-    reason: str, message: str, now_ms: int, previous: Hold | None, tomorrow_ms: int, wait_ms: int = 0
-) -> Hold:
-    """How long a stop keeps the model alone: till tomorrow for a spent budget, else a
-    pause that doubles with each stop in a row (a server coming back, a key fixed), or
-    the pause the server asked for when that is longer."""
-    if reason == "budget":
-        return Hold(reason, message, tomorrow_ms)
-    count = previous.count + 1 if previous is not None and previous.reason == reason else 1
-    delay = min(HOLD_BASE_MS * 2 ** min(count - 1, 16), HOLD_CAP_MS)
-    return Hold(reason, message, now_ms + max(delay, wait_ms), count)
-
-
-def local_midnight_after_ms(now_ms: int) -> int:
-    """Epoch ms of the next local midnight (when the daily budget renews)."""
-    tomorrow = datetime.fromtimestamp(now_ms / 1000).date() + timedelta(days=1)
-    return int(datetime.combine(tomorrow, datetime.min.time()).timestamp() * 1000)

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from daemon.capture import plan
+from daemon.capture import lifecycle, plan
 from daemon.capture.distill.base import Distilled, DistillError, Distiller, StopPass, Transcript
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
 from daemon.capture.notes import choose_note_dir, note_filename, note_title, render_note, tree_of_note
-from daemon.capture.plan import Action, Identity, PassOptions, PassReport
+from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
+from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.transcript import Limits, build_transcript
 from daemon.capture.treewrite import TreeWriter
@@ -31,7 +32,7 @@ from daemon.files import sync_files, write_if_changed
 from daemon.logs import get_logger
 from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.opencode.source import SessionInfo, SessionSource
-from daemon.state import Hold, SessionRecord, StateDB
+from daemon.state import SessionRecord, StateDB
 
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
 RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
@@ -56,6 +57,7 @@ class Capturer:
         fallback: Distiller | None = None,
         clock: Callable[[], float] = time.time,
         writer: TreeWriter | None = None,
+        faults: ServerFaults | None = None,
     ) -> None:
         self.settings, self.paths = config.settings, config.paths
         self.reader = reader
@@ -68,6 +70,7 @@ class Capturer:
         self.limits = Limits.from_settings(config.settings.capture)
         self.global_root = global_tree(config.paths)
         self.writer = writer or TreeWriter(state.fence)
+        self.faults = faults or ServerFaults()  # the model server's failures in a row (the distiller counts them)
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
         self.answers = 0  # distiller answers this process had (junk verdicts too: they cost no call)
         self.memories = NoteMemories(config)  # a note's lessons, gotchas, decisions
@@ -101,11 +104,11 @@ class Capturer:
         """Sessions whose rows moved since the last complete pass, and those a pass must revisit."""
         ids = self.reader.changed_since(self.state.get_meta("source_cursor"))
         upgrades = self.identity.distiller != "extractive" and held
-        ids |= set(self.state.ids_to_revisit(upgrades=upgrades, held=held, now_ms=now_ms))
+        ids |= set(lifecycle.ids_to_revisit(self.state, upgrades=upgrades, held=held, now_ms=now_ms))
         ids |= options.idle
-        ids |= stale_junk_ids(self.state, (self.identity.distiller, self.identity.prompt_version))
+        ids |= stale_junk_ids(self.state, self.identity)
         if options.redistill_stale:
-            ids |= {r.session_id for r in self.state.records("distilled") if plan.is_stale(r, self.identity)}
+            ids |= {r.session_id for r in self.state.records(Status.DISTILLED) if lifecycle.is_stale(r, self.identity)}
         return ids
 
     def cancel(self) -> None:
@@ -167,6 +170,7 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     state, reader = capture.state, capture.reader
     p = _Pass(capture, options, progress, now_ms, _hold_in_force(capture, options, now_ms))
     p.stop = StopPass(p.hold.message, p.hold.reason) if p.hold else None
+    capture.faults.begin_pass(lifecycle.read_hold(state))
     cursor = reader.cursor()  # taken first: rows written during the pass are seen next time
     # The watermark comes from the source's own clock where it can: a local clock
     # that ran ahead once must not hide later edits until real time catches up.
@@ -209,10 +213,9 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
 
 def _hold_in_force(capture: Capturer, options: PassOptions, now_ms: int) -> Hold | None:
     """The stop a patient pass (the daemon's) still honours; a manual pass tries now."""
-    hold = capture.state.hold()
-    if hold is None or hold.until_ms <= now_ms or not options.patient or options.force:
+    if not options.patient or options.force:
         return None
-    return hold
+    return lifecycle.hold_in_force(capture.state, now_ms)
 
 
 def _update_hold(p: _Pass) -> None:
@@ -220,17 +223,17 @@ def _update_hold(p: _Pass) -> None:
     state, report = p.capture.state, p.report
     if p.options.dry_run or p.hold is not None:
         return
-    previous = state.hold()
+    previous = lifecycle.read_hold(state)
     if report.stop_reason:
-        tomorrow_ms = plan.local_midnight_after_ms(p.now_ms)
+        tomorrow_ms = lifecycle.local_midnight_after_ms(p.now_ms)
         stopped_ms = int(p.capture.clock() * 1000)  # from the last failure, not the pass's start
-        hold = plan.next_hold(
+        hold = lifecycle.next_hold(
             report.stop_reason, report.stop_message, stopped_ms, previous, tomorrow_ms, report.stop_wait_ms
         )
-        state.set_hold(hold)
+        lifecycle.write_hold(state, hold)
         p.capture.log.warning("model.held", reason=hold.reason, until_ms=hold.until_ms, error=hold.message)
     elif previous is not None and report.calls:
-        state.set_hold(None)
+        lifecycle.write_hold(state, None)
         p.capture.log.info("model.resumed", reason=previous.reason)
 
 
@@ -277,7 +280,7 @@ def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Acti
         quiet_at = info.time_updated + settle_ms
         report.next_settled_ms = min(report.next_settled_ms or quiet_at, quiet_at)
         if not p.options.dry_run:
-            p.capture.state.put(plan.settling(record or SessionRecord(session_id=info.id), info))
+            p.capture.state.put(lifecycle.settling(record or SessionRecord(session_id=info.id), info))
         return None
     try:
         return _build(p, info, record)
@@ -298,7 +301,7 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     if not plan.needs_distiller(record, transcript.hash, p.options, capture.identity):
         report.unchanged += 1
         if record is not None and not p.options.dry_run:
-            capture.state.put(plan.unchanged_transcript(record, info))
+            capture.state.put(lifecycle.unchanged_transcript(record, info))
         return None
     if p.options.dry_run:
         report.would_distill.append(info.id)
@@ -359,7 +362,7 @@ def _distill_batch(p: _Pass, batch: list[_Job]) -> None:
 def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
     """Record one distiller answer: a note, junk, the fallback's note, or a failure."""
     capture, report = p.capture, p.report
-    needs_upgrade = 0
+    needs_upgrade = False
     if (
         isinstance(result, StopPass)
         and result.reason == "budget"
@@ -368,7 +371,7 @@ def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
     ):
         report.stop_reason, report.stop_message = result.reason, str(result)
         result = _fallback(p, job)
-        needs_upgrade = 1
+        needs_upgrade = True
         if isinstance(result, Distilled) and not result.junk:
             report.fallback.append(job.info.id)
     if not isinstance(result, Distilled):
@@ -401,28 +404,18 @@ def _commit_batch(p: _Pass) -> None:
     records, p.to_commit = p.to_commit, []
     with p.capture.state.fence.guard():  # the notes' lessons, once per memory, before the records
         p.capture.memories.flush()
-    sync_files(r.note_path for r in records if r.status == "distilled")
+    sync_files(r.note_path for r in records if r.status == Status.DISTILLED)
     with p.capture.state.transaction():
         for record in records:
             p.capture.state.put(record)
 
 
-def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
+def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     capture, info, record = p.capture, job.info, job.record
-    common = dict(
-        max_updated=info.time_updated,
-        transcript_hash=job.transcript.hash,
-        attempts=0,
-        failed_hash="",
-        last_error="",
-        retry_at=0,
-        distiller=result.distiller,
-        prompt_version=result.prompt_version,
-        needs_upgrade=needs_upgrade,
-        time_done=int(capture.clock() * 1000),
-    )
+    verdict = lifecycle.Verdict(job.transcript.hash, result.distiller, result.prompt_version, needs_upgrade)
+    now_ms = int(capture.clock() * 1000)
     if result.junk:
-        p.to_commit.append(replace(record, status="junk", **common))
+        p.to_commit.append(lifecycle.done(record, info, verdict, now_ms))
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
@@ -430,7 +423,7 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: int) -> None:
     text, previous = render_note(info, result, info.time_updated), read_previous(path)
     capture.writer.write_note(root, path, text)
     capture.memories.note_written(info.id, root, path, note_title(info, result), previous, text)
-    p.to_commit.append(replace(record, status="distilled", note_path=str(path), **common))
+    p.to_commit.append(lifecycle.done(record, info, verdict, now_ms, note_path=str(path)))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
     p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
@@ -467,25 +460,17 @@ def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
         report.stop_wait_ms = max(report.stop_wait_ms, int(error.wait_s * 1000))
         report.stopped += 1
         if not _note_is_current(job):  # a note still current (a stale or fallback one) is kept as is
-            capture.state.put(plan.held(job.record, info, message))
+            capture.state.put(lifecycle.held(job.record, info, message))
         return
     now_ms = int(capture.clock() * 1000)
-    record = plan.after_failure(
-        job.record,
-        info,
-        job.transcript.hash,
-        message,
-        error.retryable,
-        error.transient,
-        now_ms,
-        capture.settings.capture.max_failed_passes,
-    )
+    failure = lifecycle.Failure(job.transcript.hash, message, error.retryable, error.transient)
+    record = lifecycle.after_failure(job.record, info, failure, now_ms, capture.settings.capture.max_failed_passes)
     capture.state.put(record)
     capture.state.log_error(message, info.id)
     if error.transient:
         report.server_failures += 1
         report.server_error = message
-    if record.status == "failed":
+    if record.status == Status.FAILED:
         report.failed.append((info.id, message))
         capture.log.error("session.failed", session_id=info.id, error=message, attempts=record.attempts)
     else:
@@ -497,4 +482,4 @@ def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
 
 def _note_is_current(job: _Job) -> bool:
     """The session already has a note (or junk verdict) for exactly this transcript."""
-    return job.record.status in plan.DONE and job.record.transcript_hash == job.transcript.hash
+    return job.record.status in lifecycle.DONE and job.record.transcript_hash == job.transcript.hash

@@ -181,26 +181,25 @@ class Jobs:
 
     def _may_have_work(self, capture, now_ms: int) -> bool:  # noqa: ANN001
         """OpenCode committed since the last pass, or a session waits on a time that has come."""
-        hold = self.state.hold()
-        holding = hold is not None and hold.until_ms > now_ms
+        from daemon.capture import lifecycle
+
+        holding = lifecycle.hold_in_force(self.state, now_ms) is not None
         version = capture.reader.data_version()
         changed = version != self._data_version
         self._data_version = version
-        return changed or bool(self.state.ids_to_revisit(upgrades=False, held=not holding, now_ms=now_ms))
+        return changed or bool(lifecycle.ids_to_revisit(self.state, upgrades=False, held=not holding, now_ms=now_ms))
 
     def _recheck_in(self, now_ms: int, settled_ms: int | None) -> float | None:
         """Seconds until the next time-driven pass: a session quiet, a retry due, a hold over."""
+        from daemon.capture import lifecycle
+
         due: list[tuple[int, float]] = []
         if settled_ms is not None:
             due.append((settled_ms, 0.05))
         # Only retries still to come: one already due was looked at by this pass (or its
         # session is gone from OpenCode), and must not make the daemon spin.
-        retry = self.state.next_retry_ms(after_ms=now_ms)
-        if retry is not None:
-            due.append((retry, 1.0))
-        hold = self.state.hold()
-        if hold is not None and hold.until_ms > now_ms:
-            due.append((hold.until_ms, 1.0))
+        retry, hold_ends = lifecycle.next_due_ms(self.state, now_ms)
+        due += [(at, 1.0) for at in (retry, hold_ends) if at is not None]
         if not due:
             return None
         return min(max(floor, (at - now_ms) / 1000) for at, floor in due)
@@ -272,10 +271,10 @@ class Jobs:
     # -- status and shutdown ---------------------------------------------------------
 
     def status_line(self) -> str:
-        from daemon.state import WAITING
+        from daemon.capture import lifecycle
 
-        counts = self.state.counts()
-        waiting = sum(counts[s] for s in WAITING)
+        counts = lifecycle.session_counts(self.state)
+        waiting = sum(counts[s] for s in lifecycle.WAITING)
         line = (
             f"{counts['distilled']} notes, {waiting} waiting, {counts['failed']} failed, "
             f"{len(self._project_dirs)} projects"
@@ -284,8 +283,8 @@ class Jobs:
             if not self.paths.opencode_db.exists():
                 return f"{line}; waiting for {self.paths.opencode_db}"
             return f"{line}; source unusable: {self._source.error}"
-        hold = self.state.hold()
-        if hold is not None and hold.until_ms > int(self.clock() * 1000):
+        hold = lifecycle.hold_in_force(self.state, int(self.clock() * 1000))
+        if hold is not None:
             return f"{line}; model held ({hold.reason}) until {iso(hold.until_ms)}"
         return line
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from daemon.capture.lifecycle import session_counts
 from daemon.config import Config, load_settings
 from daemon.service.loop import Daemon
 from daemon.service.notify import Notifier
@@ -123,7 +124,7 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
         assert not old_worker.is_alive()
         daemon.queue.mark("capture")
         # The new jobs' database is still open and sees every session recorded.
-        wait_for(lambda: daemon.jobs.state.counts()["distilled"] == 6, what="6 sessions recorded")
+        wait_for(lambda: session_counts(daemon.jobs.state)["distilled"] == 6, what="6 sessions recorded")
         assert len(session_notes(home)) == 6
     finally:
         release.set()
@@ -150,7 +151,7 @@ def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone
         try:
             jobs.capture(full=True)
             assert len(server.requests) == 1  # one answer stops the pass
-            assert jobs.state.counts()["held"] == 6
+            assert session_counts(jobs.state)["held"] == 6
             assert "model held (rate_limit)" in jobs.status_line()
             builds = []
             original = runner._build
@@ -164,7 +165,7 @@ def test_after_a_stop_the_daemon_leaves_the_model_and_the_pending_sessions_alone
             now[0] += 3600 + 1
             server.default = Reply(json={"choices": [{"message": {"role": "assistant", "content": ANY_SESSION_NOTE}}]})
             jobs.capture()
-            assert jobs.state.counts()["distilled"] == 6  # the hold lifted: everything is done
+            assert session_counts(jobs.state)["distilled"] == 6  # the hold lifted: everything is done
         finally:
             jobs.close()
     finally:

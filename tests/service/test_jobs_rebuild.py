@@ -6,6 +6,7 @@ import sqlite3
 
 from structlog.testing import capture_logs
 
+from daemon.capture.lifecycle import session_counts
 from daemon.config import Config, load_settings
 from daemon.service.jobs import Jobs
 
@@ -22,7 +23,7 @@ def test_a_foreign_index_and_a_corrupt_state_db_are_moved_aside_and_rebuilt(home
         jobs = Jobs(Config(settings, paths))
     try:
         assert jobs.capture(full=True) is not None  # works at once on the fresh files
-        assert jobs.state.counts()["distilled"] == 6
+        assert session_counts(jobs.state)["distilled"] == 6
         for root in jobs.roots():
             jobs.refresh_tree(root.path)
         conn = sqlite3.connect(f"file:{paths.index_db}?mode=ro", uri=True)

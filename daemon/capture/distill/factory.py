@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -13,6 +13,9 @@ from daemon.capture.distill.base import Distiller
 from daemon.capture.distill.budget import Budget
 from daemon.capture.distill.prompt import PROMPT_VERSION
 from daemon.config import ConfigError
+
+if TYPE_CHECKING:
+    from daemon.capture.lifecycle import ServerFaults
 
 
 def distiller_identity(llm: Any) -> tuple[str, str]:
@@ -44,6 +47,7 @@ def make_distiller(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
     client: httpx.Client | None = None,
+    faults: ServerFaults | None = None,
 ) -> Distiller:
     """Return the distiller LLMSettings `llm` asks for; close() it on shutdown.
 
@@ -70,6 +74,7 @@ def make_distiller(
         budget=budget,
         sleep=sleep,
         clock=clock,
+        faults=faults,
     )
 
 
@@ -79,6 +84,7 @@ def open_model_distiller(
     clock: Callable[[], float] = time.time,
     env: Mapping[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    faults: ServerFaults | None = None,
 ) -> tuple[Distiller, tuple[str, str]]:
     """Return the configured distiller, with its daily budget, and its identity.
 
@@ -92,7 +98,9 @@ def open_model_distiller(
         return make_distiller(llm, {}, None), distiller_identity(llm)
     budget = Budget.from_settings(StateDB(state.path, fence=getattr(state, "fence", None)), llm, clock, owns_store=True)
     try:
-        distiller = make_distiller(llm, os.environ if env is None else env, budget, sleep=sleep, clock=clock)
+        distiller = make_distiller(
+            llm, os.environ if env is None else env, budget, sleep=sleep, clock=clock, faults=faults
+        )
     except BaseException:
         budget.close()
         raise

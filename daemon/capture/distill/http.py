@@ -24,15 +24,12 @@ from daemon.capture.distill.grounding import grounded_note
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
+from daemon.capture.lifecycle import ServerFaults
 from daemon.scrub import redact
 
 log = structlog.get_logger(__name__)
 
 RETRY_AFTER_CAP_S = 60.0  # a server asking for a longer pause is retried next pass instead
-BREAKER_THRESHOLD = 3  # server failures in a row (any session, any thread) that stop the pass
-# Requests in a row that got no answer within llm.timeout_s (any session): a hanging
-# server costs about this many timeouts per pass, not every session's retries.
-HANG_THRESHOLD = 2
 BACKOFF = tenacity.wait_exponential_jitter(initial=1, max=30, jitter=1)
 USER_AGENT = "memoryd"
 
@@ -65,44 +62,6 @@ class _Retry(Exception):
         self.retry_after = retry_after
         self.unreachable = unreachable  # no connection at all: the server, not the session
         self.hung = hung  # no answer within llm.timeout_s
-
-
-class Breaker:
-    """Counts server failures in a row (5xx, timeouts, no connection) across threads.
-
-    `threshold` in a row, for at least two different transcripts, open it, and the
-    attempt that opens it stops the pass: a dead or hanging server costs one session's
-    retries and one more request, not every session's retries. One transcript that
-    the server always fails on (a 500 for that input) never opens it: the others go on.
-    Any answer closes it. It stays open between passes, so the next pass's first
-    failure stops that pass at once: probing a server still down costs one request.
-    Requests that got no answer at all open it sooner: `hang_threshold` in a row, for any
-    transcripts, since each one already cost a whole llm.timeout_s.
-    """
-
-    def __init__(self, threshold: int = BREAKER_THRESHOLD, hang_threshold: int = HANG_THRESHOLD) -> None:
-        self.threshold = threshold
-        self.hang_threshold = hang_threshold
-        self._failures = 0
-        self._hangs = 0
-        self._keys: set[str] = set()
-        self._lock = threading.Lock()
-
-    def success(self) -> None:
-        with self._lock:
-            self._failures = 0
-            self._hangs = 0
-            self._keys = set()
-
-    def failure(self, key: str, hung: bool = False) -> bool:
-        """Count one failure for transcript `key`; return True when the breaker is (now) open."""
-        with self._lock:
-            self._failures += 1
-            self._hangs = self._hangs + 1 if hung else 0
-            self._keys.add(key)
-            if self._hangs >= self.hang_threshold:
-                return True
-            return self._failures >= self.threshold and len(self._keys) >= 2
 
 
 def make_client(llm: Any) -> httpx.Client:
@@ -161,6 +120,7 @@ class ModelDistiller:
         budget: Budget | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        faults: ServerFaults | None = None,
     ) -> None:
         self.llm = llm
         self.dialect = dialect
@@ -178,7 +138,7 @@ class ModelDistiller:
         # Case-insensitive merge: a configured "Anthropic-Version" replaces the default.
         self._headers.update(llm.extra_headers)
         self._slots = threading.BoundedSemaphore(llm.concurrency)
-        self._breaker = Breaker()
+        self.faults = faults or ServerFaults()  # the Capturer's: its passes begin and end runs of failures
         self._cancelled = False
 
     # -- the Distiller interface ------------------------------------------------
@@ -281,13 +241,12 @@ class ModelDistiller:
 
     def _server_failed(self, exc: _Retry, key: str) -> _Retry:
         """Count a server failure; stop the pass when the breaker opens, else retry."""
-        if not self._breaker.failure(key, hung=exc.hung):
+        if not self.faults.failed(key, hung=exc.hung):
             return exc
         hint = "is it running? " if exc.unreachable else ("is it hanging? " if exc.hung else "")
-        times = self._breaker.hang_threshold if exc.hung else self._breaker.threshold
         raise StopPass(
             self._clean(
-                f"model server {self.url} failed {times} times in a row (last: {exc}); "
+                f"model server {self.url} {self.faults.describe_stop(exc.hung)} (last: {exc}); "
                 f"{hint}the pass stopped and its sessions are held until the server answers again"
             ),
             reason="unavailable",
@@ -320,7 +279,7 @@ class ModelDistiller:
                 excerpt = redact(" ".join(response.text.split())[:80])
                 raise self._server_failed(_Retry(f"HTTP {status} with malformed JSON ({excerpt!r})"), key) from None
         if status != 503:
-            self._breaker.success()  # the server answered: whatever it said, it is up
+            self.faults.answered()  # the server answered: whatever it said, it is up
         if status < 300:
             return response
         detail = redact(_server_message(response))

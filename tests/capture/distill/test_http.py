@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from daemon.capture.distill.base import DistillError, StopPass
-from daemon.capture.distill.http import Breaker, ModelDistiller, make_client
+from daemon.capture.distill.http import ModelDistiller, make_client
 
 from .conftest import FAKE_KEY, NOTE, Reply, llm_settings
 
@@ -166,12 +166,3 @@ def test_calls_in_flight_never_exceed_the_configured_concurrency(server, sleeps,
         d.close()
     assert all(not r.junk for r in results) and len(server.requests) == 5
     assert server.max_active <= 2
-
-
-def test_the_breaker_opens_only_for_failures_across_transcripts():
-    breaker = Breaker(threshold=3)
-    # One input the server always fails on never opens it.
-    assert not any(breaker.failure("a") for _ in range(5))
-    assert breaker.failure("b")  # now two transcripts fail: the server is the problem
-    breaker.success()  # any answer closes it
-    assert not breaker.failure("a") and not breaker.failure("b") and breaker.failure("c")
