@@ -6,6 +6,7 @@ mode so `memoryd status` can read while the daemon writes.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -306,14 +307,15 @@ class StateDB:
             for rowid, value in self.conn.execute(f"SELECT rowid, {column} FROM {table}")  # noqa: S608 - fixed names
             if isinstance(value, str) and (clean := redact(value)) != value
         ]
-        hold = self.hold()
-        stale_hold = hold is not None and redact(hold.message) != hold.message
+        hold = json.loads(self.get_meta("hold") or "{}")  # capture.lifecycle's Hold: its strings are scrubbed
+        clean_hold = {key: redact(value) if isinstance(value, str) else value for key, value in hold.items()}
+        stale_hold = clean_hold != hold
         if not dry_run:
             with self.fence.guard():
                 for table, column, rowid, clean in found:
                     self.conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (clean, rowid))  # noqa: S608
             if stale_hold:
-                self.set_hold(hold)
+                self.set_meta("hold", json.dumps(clean_hold))
         return len(found) + stale_hold
 
     def rename_note(self, old: str, new: str) -> None:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from daemon.capture.plan import HOLD_BASE_MS
+from daemon.capture.lifecycle import HOLD_BASE_MS, read_hold
 from daemon.config import load_settings
 from daemon.state import StateDB
 from tests.capture.distill.conftest import ANY_SESSION_NOTE, ModelServer, Reply, openai_reply
@@ -104,7 +104,7 @@ def test_the_hold_after_a_hanging_server_lasts_from_the_last_failure(server, mod
     _, paths = load_settings()
     state = StateDB(paths.state_db)
     try:
-        hold = state.hold()
+        hold = read_hold(state)
     finally:
         state.close()
     assert hold is not None and hold.reason == "unavailable"
