@@ -15,9 +15,10 @@ step to step. Hit counters are neither read nor written here, for the same reaso
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from collections.abc import MutableMapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,7 +116,7 @@ def _inventory_line(memory: Memory) -> str:
 
 def estimate_tokens(text: str) -> int:
     """Tokens a model will likely count: ~4 ASCII characters each, other characters one each."""
-    ascii_chars = sum(1 for c in text if c < "\x80")
+    ascii_chars = len(text.encode("ascii", "ignore"))  # the characters below U+0080
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
@@ -203,21 +204,42 @@ def routing_rows(index: SearchIndex, root: MemoryRoot, now: datetime) -> tuple[t
     )
 
 
-def render_routing(rows: Sequence[tuple[str, str, str]], prompt: str, budget: int) -> str:
-    """The routing lines within `budget` characters: scenarios that share a content word
-    with the prompt first, then the rest in order, and how many did not fit."""
-    words = set(relevance.content_terms(prompt)) if prompt else set()
+def routing_words(rows: Sequence[tuple[str, str, str]]) -> dict[str, tuple[int, ...]]:
+    """Token → the routing rows whose scenario holds it (built once with the stable part)."""
     from daemon.memory import tokenize
 
-    ordered = sorted(rows, key=lambda r: not words.intersection(tokenize.tokens(r[0]))) if words else list(rows)
+    found: dict[str, list[int]] = {}
+    for number, (scenario, _, _) in enumerate(rows):
+        for token in dict.fromkeys(tokenize.tokens(scenario)):
+            found.setdefault(token, []).append(number)
+    return {token: tuple(numbers) for token, numbers in found.items()}
+
+
+def render_routing(
+    rows: Sequence[tuple[str, str, str]],
+    prompt: str,
+    budget: int,
+    words: Mapping[str, tuple[int, ...]] | None = None,
+) -> str:
+    """The routing lines within `budget` characters: scenarios that share a content word
+    with the prompt first, then the rest in order, and how many did not fit. `words`:
+    `routing_words(rows)`, when the caller keeps it (a lookup per prompt word, not a
+    tokenizing pass over every row)."""
+    terms = set(relevance.content_terms(prompt)) if prompt else set()
+    first: list[int] = []
+    if terms:
+        where = routing_words(rows) if words is None else words
+        first = sorted({number for term in terms for number in where.get(term, ())})
+    chosen = set(first)
+    ordered = itertools.chain((rows[n] for n in first), (row for n, row in enumerate(rows) if n not in chosen))
     lines: list[str] = []
     used = 0
     for number, (scenario, path, mid) in enumerate(ordered):
         line = f"- {_clip(scenario, 120)} → {path} (id {mid})"
-        rest = len(ordered) - number - 1
+        rest = len(rows) - number - 1
         reserve = 60 if rest else 0
         if used + len(line) + 1 + reserve > budget:
-            lines.append(f"… {len(ordered) - number} more scenarios: ROOT.md of the project tree")
+            lines.append(f"… {len(rows) - number} more scenarios: ROOT.md of the project tree")
             break
         lines.append(line)
         used += len(line) + 1
@@ -272,6 +294,11 @@ class StablePart:
     shown_ids: frozenset[str]  # every memory the part names (hard rules and inventory)
     rule_ids: frozenset[str]
     rules: str = ""  # changes exactly when the hard rules change (a session's block is replaced then)
+    routing_words: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)  # see routing_words
+
+    def __post_init__(self) -> None:
+        if self.routing and not self.routing_words:
+            object.__setattr__(self, "routing_words", routing_words(self.routing))
 
     @property
     def text(self) -> str:
@@ -279,7 +306,7 @@ class StablePart:
 
     def render(self, prompt: str, routing_chars: int) -> str:
         sections = [self.head]
-        routing = render_routing(self.routing, prompt, routing_chars)
+        routing = render_routing(self.routing, prompt, routing_chars, self.routing_words)
         if routing:
             sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
         sections.append("## Memories (inventory)\n" + self.inventory)

@@ -77,6 +77,9 @@ class _Batch(NamedTuple):
     root_tables: bool
 
 
+MMAP_BYTES = 1 << 30
+
+
 class SearchIndex(IndexQueries):
     """The FTS5 index over every known memory tree, at `paths.index_db`.
 
@@ -96,6 +99,9 @@ class SearchIndex(IndexQueries):
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
+            # Pages read in place from the OS's cache instead of copied into SQLite's own
+            # (2 MB, far below a large store's index): a third of a large search's time.
+            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise_if_disk_full(exc, self.db_path)  # not unusable: full; deleting it would not help

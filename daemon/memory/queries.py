@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,6 +46,12 @@ class IndexEntry(NamedTuple):
         return f"{self.category}/{self.filename}"
 
 
+@lru_cache(maxsize=256)
+def _root(key: str, scope: str) -> MemoryRoot:
+    """The root an index row names (its key is already resolved: resolved once, not per query)."""
+    return MemoryRoot(Path(key), scope)  # type: ignore[arg-type]
+
+
 def _json_list(text: str) -> tuple[str, ...]:
     return () if text == "[]" else tuple(json.loads(text))
 
@@ -65,7 +72,7 @@ class IndexQueries(SearchQueries):
     def _memory(self, row: sqlite3.Row, roots: dict[str, MemoryRoot]) -> Memory:
         root = roots.get(row["root"])
         if root is None:
-            root = roots[row["root"]] = MemoryRoot(Path(row["root"]), row["scope"])
+            root = roots[row["root"]] = _root(row["root"], row["scope"])
         return Memory(
             path=Path(row["path"]),
             root=root,
