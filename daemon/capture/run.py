@@ -336,7 +336,7 @@ def _results(p: _Pass, batch: list[_Job]) -> Iterator[tuple[_Job, Distilled | Di
     while jobs and not p.answered:
         job = jobs.pop(0)
         result = _call(p, job)
-        p.answered = not (isinstance(result, Distilled) and result.calls == 0)  # junk cost no call
+        p.answered = result.calls > 0 if isinstance(result, Distilled) else not result.transient  # not the server's
         yield job, result
     concurrency = p.capture.distiller.concurrency
     if concurrency <= 1 or len(jobs) <= 1:

@@ -329,6 +329,8 @@ class ModelDistiller:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Retry) and exc.retry_after is not None:
             return exc.retry_after
+        if isinstance(exc, _Retry) and exc.hung:
+            return 0.0  # the unanswered request already waited a whole llm.timeout_s
         return BACKOFF(state)
 
     def _log_retry(self, state: tenacity.RetryCallState) -> None:

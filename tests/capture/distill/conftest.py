@@ -71,6 +71,7 @@ class ModelServer:
         self.active = 0
         self.max_active = 0
         self.released = threading.Event()
+        self.hang_s = 10.0  # how long a `hang` reply waits before it closes with no answer
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = False  # server_close() joins the handler threads
@@ -110,7 +111,7 @@ class ModelServer:
                 reply = server._next()
                 try:
                     if reply.hang:
-                        server.released.wait(10)
+                        server.released.wait(server.hang_s)
                         return
                     time.sleep(reply.delay)
                     data = reply.raw if reply.raw is not None else json.dumps(reply.json).encode()
