@@ -40,8 +40,9 @@ PROBLEMS_SECTION = "Problems & Fixes"
 CLAIM_SECTIONS = ("Outcome / Current State", "Decisions & Rationale", "Findings & Learnings", PROBLEMS_SECTION)
 # An output line that reports an error (the one a note may quote), any casing; "1 failed" is a tally.
 REAL_ERROR = re.compile(
-    r"(?i)\b(?:error|fatal|exception|traceback|panic|denied|timed? ?out|unauthorized|forbidden)\b|\w(?:Error|Exception)\b"
-    r"|undefined (?:reference|symbol)|no such file|cannot find|not found|(?<!\d )\bfailed\b|错误|失败|报错|エラー|失敗|오류|실패"
+    r"(?i)\b(?:error|fatal|exception|traceback|panic|denied|timed? ?out|unauthorized|forbidden)\b"
+    r"|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|undefined (?:reference|symbol)|no such file|cannot find|not found"
+    r"|(?<!\d )\bfailed\b|错误|失败|报错|エラー|失敗|오류|실패"
 )
 PLAN = re.compile(
     r"(?i)\b(?:i'll|i will|i'm going to|let me|let's|we should|should|we'll|going to|plan to|next i)\b"
@@ -49,9 +50,10 @@ PLAN = re.compile(
 )
 # A description that says nothing once the bare words of "done" are taken out.
 _DONE_WORDS = re.compile(
-    r"(?i)\b(?:fixed|fix|done|resolved|solved|completed?|finished|all|good|ok|okay|it|this|that|the|issue|problem|bug"
-    r"|now|works?|working|has|have|been|is|was|i|we)\b|已|修复|完成|好了|解决|问题|了|修正|完了|対応|直し|解決|しました"
-    r"|ました|です|수정|완료|해결|고쳤|했습니다|습니다|[\W_]"
+    r"(?i)\b(?:fixed|fix|done|resolved|solved|completed?|finished|succeeded|success(?:ful(?:ly)?)?|pass(?:es|ed)?|all"
+    r"|good|ok|okay|it|this|that|the|issue|problem|bug|build|tests?|now|works?|working|has|have|been|is|was|i|we)\b"
+    r"|已|修复|完成|好了|解决|成功|通过|问题|构建|测试|了|修正|完了|対応|直し|解決|成功|ビルド|テスト|通りました|しました"
+    r"|ました|です|수정|완료|해결|고쳤|성공|빌드|테스트|통과|했습니다|습니다|[\W_]"
 )
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _PROMPT_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
@@ -203,19 +205,23 @@ def score_claims(post, sections: dict[str, list[str]], spec: dict, score: Score,
         score.contentless.append(f"{label}: {description[:80]}")
 
 
-def _lines(texts: list[str], least: int) -> set[str]:
-    return {_norm(line) for text in texts for line in text.splitlines() if len(line.strip()) >= least}
+def _lines(texts: list[str], least: int, but: re.Pattern[str] | None = None) -> set[str]:
+    """Every line of `texts` at least `least` characters long (except those `but` matches), normalised."""
+    return {
+        _norm(line) for text in texts for line in text.splitlines()
+        if len(line.strip()) >= least and not (but and but.search(line))
+    }
 
 
 def score_problems(sections: dict[str, list[str]], seen: SessionText, score: Score, label: str) -> None:
     """Raw output lines, source lines and plans in Problems & Fixes; prompts repeated elsewhere."""
-    outputs = {line for line in _lines(seen.outputs, 12) if not REAL_ERROR.search(line)}
+    outputs = _lines(seen.outputs, 6, but=REAL_ERROR)
     sources = _lines(seen.sources, 20)
     for line in sections.get(PROBLEMS_SECTION, []):
         text = _norm(line)
         raw = next((o for o in outputs | sources if o in text), None)
         if raw:
-            score.raw_lines.append(f"{label}: {line[:90]}")
+            score.raw_lines.append(f"{label}: {line[:90]} [{raw[:40]}]")
         if PLAN.search(line) and not is_attempt(line):
             score.plans.append(f"{label}: {line[:90]}")
     # The prose of each request: an error pasted in a code block is the problem, not the request.

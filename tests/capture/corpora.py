@@ -120,10 +120,11 @@ def multiturn_corpora() -> dict[str, list[Scenario]]:
     """The longer multi-turn sessions (superseded attempts, blocked endings, long tool logs), by corpus."""
     from tests.capture import corpus_multiturn_cjk as cjk
     from tests.capture import corpus_multiturn_en as en
+    from tests.capture import corpus_multiturn_heldout as heldout
     from tests.capture import corpus_multiturn_probe as probe
 
     return {"multiturn-en": en.ENGLISH, "multiturn-zh": cjk.CHINESE, "multiturn-ja": cjk.JAPANESE,
-            "multiturn-ko": cjk.KOREAN, "multiturn-probe": probe.PROBES}
+            "multiturn-ko": cjk.KOREAN, "multiturn-probe": probe.PROBES, "multiturn-heldout": heldout.HELDOUT}
 
 
 def build_all(folder: Path, multiturn: bool = False) -> list[Path]:

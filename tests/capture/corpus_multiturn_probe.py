@@ -158,4 +158,28 @@ KO_DOCKER = Scenario(
     superseded=[],
 )
 
-PROBES = [EN_LOGIN, ZH_GO, JA_CRON, KO_DOCKER]
+EN_WORKER = Scenario(
+    "en-worker-econnrefused",
+    "Worker cannot reach Postgres",
+    f"{SRC}/jobs",
+    [
+        (
+            "Since we moved the database into docker compose, the job worker no longer starts on my laptop, while the "
+            "API container works fine against the same database. I already restarted both containers twice. "
+            "The worker log says: Error: connect ECONNREFUSED 127.0.0.1:5432 right after it boots.",
+            [
+                [_read(f"{SRC}/jobs/worker/.env", "DATABASE_URL=postgres://jobs@127.0.0.1:5432/jobs")],
+                [text("The worker's DATABASE_URL points at 127.0.0.1, which inside its container is the container "
+                      "itself, not the db service.")],
+                [_edit(f"{SRC}/jobs/worker/.env", "@127.0.0.1:5432", "@db:5432")],
+                [_bash("docker compose up -d worker && docker compose logs worker --tail 3",
+                       "worker-1  | connected to postgres://jobs@db:5432/jobs\nworker-1  | waiting for jobs")],
+                [text("The worker starts and connects now: worker/.env uses the compose service name db instead of "
+                      "127.0.0.1.")],
+            ],
+        )
+    ],
+    facts=["worker/.env", "ECONNREFUSED 127.0.0.1:5432", "db instead of 127.0.0.1", "service name db"],
+)
+
+PROBES = [EN_LOGIN, ZH_GO, JA_CRON, KO_DOCKER, EN_WORKER]

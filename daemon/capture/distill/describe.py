@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from daemon.capture.distill.supersede import retraction_scope
 from daemon.capture.distill.turns import clip_sentences, key, sentences, weight
 
 DESCRIPTION_CHARS = 200
+_SHORT_RETRACTION = 80  # a retraction lighter than this opens the description with the sentence after it
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -54,6 +56,12 @@ def _from(text: str, asked: str) -> str:
         k = key(first)
         if not k or k == asked or asked.startswith(k):
             continue
+        after = parts[index + 1] if index + 1 < len(parts) else ""
+        if retraction_scope(first) and weight(first) < _SHORT_RETRACTION and has_content(after):
+            # "Waiting for the iframe did not help." says what failed; the next sentence says where things stand.
+            joined = clip_sentences([first, after], DESCRIPTION_CHARS)
+            if after[:20] in joined:
+                return joined
         if has_content(first):
             return clip_sentences([first], DESCRIPTION_CHARS)
         later = next((p for p in parts[index + 1 :] if has_content(p)), "")

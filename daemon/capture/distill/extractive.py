@@ -16,9 +16,9 @@ from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
-from daemon.capture.distill.supersede import Superseded, find_superseded, render_attempt
+from daemon.capture.distill.supersede import Superseded, find_superseded, render_attempt, retraction_scope
 from daemon.capture.distill.touched import Touched
-from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns
+from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
 # version are judged again.
@@ -39,9 +39,14 @@ _ERROR_LINE = re.compile(
     r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
     r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
 )
+_CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
+# A sentence that reports the change itself ("Moved…", "改为…"), not the reason for it.
+_ACTIONS_DONE = re.compile(r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|wrote|rewrote)\b")
+_SHORT_FINDING = 60  # a decisive finding lighter than this takes the sentence after it
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
 _ITEM_CHARS = 300
 _ASK_CHARS = 500  # a request is kept whole up to this, then cut at a word
+_FOLLOWUP_ASK_CHARS = 1000  # a continued session's later request: what is asked now, kept whole
 _LAST_OUTCOME_CHARS = 500  # the final state
 _OUTCOME_CHARS = 900  # shared by the earlier turns' conclusions
 
@@ -137,11 +142,48 @@ def _followups(note: _Note, turns: list[Turn]) -> None:
             note.add(FOLLOWUPS, _short(sentence))
 
 
-def _decisive(note: _Note, candidates: list[str]) -> None:
-    """Settled findings ("found it", "原因是", "判明", "원인은") first, wherever in the session they stand."""
+def _decisive(note: _Note, candidates: list[str], following: dict[str, str]) -> None:
+    """Settled findings ("found it", "原因是", "判明", "원인은") first, wherever in the session they stand.
+
+    A short one ("原因は pandas のバージョンでした。") takes the sentence after it, which says how.
+    """
     for sentence in candidates:
-        if cues.is_decisive(sentence) and not cues.is_intent(sentence) and cues.kind_of(sentence) != cues.DECISION:
-            note.add(FINDINGS, _short(sentence))
+        if not cues.is_decisive(sentence) or cues.is_intent(sentence) or cues.kind_of(sentence) == cues.DECISION:
+            continue
+        after = following.get(sentence, "")
+        if weight(sentence) < _SHORT_FINDING and _explains(note, after):
+            line = clip_sentences([sentence, after], _ITEM_CHARS)
+            if after in line and note.add(FINDINGS, line, [sentence, after]):
+                continue
+        note.add(FINDINGS, _short(sentence))
+
+
+def _explains(note: _Note, sentence: str) -> bool:
+    """A sentence that can carry on a finding: a statement, not a plan, question, retraction or claimed line."""
+    return bool(sentence) and not (
+        note.claimed(sentence) or cues.is_plan(sentence) or sentence.endswith(("?", "？")) or retraction_scope(sentence)
+    )
+
+
+def _diagnoses(note: _Note, turns: list[Turn], lifted: set[str]) -> None:
+    """What the agent said just before a change that held: the reason for it, a finding (one a turn).
+
+    A change whose turn later says it did not help explains nothing, so it is left out.
+    """
+    for turn in turns:
+        steps = turn.steps
+        for index, step in enumerate(steps[:-1]):
+            changes = steps[index + 1].kind == "tool" and steps[index + 1].tool.lower() in _CHANGE_TOOLS
+            if step.kind != "text" or not changes or _retracted_after(steps[index + 1 :]):
+                continue
+            found = [s for s in sentences(step.text) if _explains(note, s) and not is_lifted(s, lifted)
+                     and cues.kind_of(s) in (None, cues.FINDING) and not _ACTIONS_DONE.search(s)]
+            if found and note.add(FINDINGS, _short(found[0])):
+                break
+
+
+def _retracted_after(steps: list[Entry]) -> bool:
+    return any(retraction_scope(s) for step in steps if step.kind == "text" for s in sentences(step.text))
 
 
 def _classified(note: _Note, candidates: list[str], lifted: set[str]) -> None:
@@ -197,7 +239,8 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
         for ask in turn.asked:
             parts = sentences(ask, min_weight=4) or [ask]
             whole = clip_sentences(parts, 10 * _ASK_CHARS)
-            line = whole if len(whole) <= _ASK_CHARS else whole[: _ASK_CHARS - 1].rsplit(" ", 1)[0] + "…"
+            limit = _ASK_CHARS if turn is turns[0] else _FOLLOWUP_ASK_CHARS
+            line = whole if len(whole) <= limit else whole[: limit - 1].rsplit(" ", 1)[0] + "…"
             note.add(WORKED, line, parts)
             note.used |= {key(p) for p in parts}  # the request is never repeated in another section
             note.asked += [key(p) for p in parts if len(key(p)) >= 24]
@@ -226,8 +269,12 @@ class ExtractiveDistiller:
         _followups(note, turns)
         rest = _outcomes(note, turns)
         note.used |= note.superseded.retractions  # stated by the failed attempt that quotes it
-        said = [s for turn in turns for text in turn.said[:-1] for s in sentences(text)]
-        _decisive(note, [*said, *rest])
+        split = [sentences(text) for turn in turns for text in turn.said[:-1]]
+        split += [sentences(turn.conclusion) for turn in turns]
+        following = {parts[i]: parts[i + 1] for parts in split for i in range(len(parts) - 1)}
+        said = [s for parts in split[: len(split) - len(turns)] for s in parts]
+        _decisive(note, [*said, *rest], following)
+        _diagnoses(note, turns, output_lines(tools))
         _tool_problems(note, tools)
         _attempts(note, language)
         _classified(note, [*rest, *said], output_lines(tools))

@@ -16,12 +16,12 @@ from daemon.capture.distill.touched import reads_only
 
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
 _STRONG = re.compile(
-    r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|\w(?:Error|Exception)\b|\bERR!|\bE\d{3}\b"
+    r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
     r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory"
     r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
 )
 _WEAK = re.compile(
-    r"(?i)(?<!\d )\bfailed\b|\bFAILED\b|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
+    r"(?i)(?<!\d )\bfailed\b|(?-i:\bFAILED\b)|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
     r"|\bexceeded\b|\bcould not\b|\bcannot\b"
     r"|\bunable to\b|\bunauthorized\b|\bforbidden\b|失败|失敗|실패"
 )

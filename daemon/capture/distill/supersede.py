@@ -33,7 +33,7 @@ _ACTION = re.compile(
     r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
     r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
     r"|しました|通りました|直りました|成功|바꿨|바꾸었|열었|추가했|수정했|변경했|삭제했|고쳤|설정했|올렸|내렸|옮겼"
-    r"|적용했|통과|성공"
+    r"|적용했|통과|성공|(?<!실패)(?<!발생)했(?:습니다|어요)"
 )
 
 _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
@@ -47,12 +47,14 @@ _PERSISTS = re.compile(
     r"|\b(?:the|that|this|my|your) (?:fix|change|patch|edit) (?:broke|caused|introduced|was incomplete)\b"
     r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
     r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
-    r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:it |that |them )?back\b|\bbacked out\b"
+    r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:\S+ ){0,3}?back\b|\bbacked out\b"
+    r"|\bput (?:it|that|them|the \w+) back\b"
     r"|\bundid\b|\bregressed\b|\breappear\w*"
     r"|\b(?:fail\w*|crash\w*|broke\w*|red|hang\w*|stall\w*|error\w*|time[sd]? out) again\b"
     r"|\b(?:keeps|kept) (?:crash|fail|hang|stall|time|error|restart|poll|spinn)\w*"
     r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样|同样的错)|没用(?![到过上])|没有用|不管用"
     r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复|问题依旧|依然存在|没(?:有)?生效|不生效|还原了"
+    r"|改回(?:去|来|了)|恢复(?:成|到)?原(?:来|样)"
     r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
     r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
     r"|解消されません|解消されていません|解消しませんでした|変わりませんでした|変わらなかった|同じエラー|ダメでした|だめでした"
@@ -60,6 +62,7 @@ _PERSISTS = re.compile(
     r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
     r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
     r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 |아직(?:도)? 안 |그래도 .{0,30}(?:또|다시|여전히)|변화가 없"
+    r"|원래대로 (?:되돌|돌려)"
     r"|통하지 않"
 )
 _WRONG = re.compile(
@@ -81,6 +84,11 @@ _CORRECTS = re.compile(
     r"(?i)\bthe (?:real|actual|true) (?:root )?(?:cause|problem|issue|culprit)\b|\bactually caused by\b"
     r"|真正的原因|真正的问题|本当の原因|真の原因|真因|진짜 원인|실제 원인"
 )
+# "Still red, but now it is clippy that fails": a new problem; the earlier fix held for its own.
+_MOVED_ON = re.compile(
+    r"(?i)\bbut now\b|\bnow it(?:'s| is)\b|\bthis time\b|\b(?:a |another )?(?:different|new) (?:error|failure|problem)\b"
+    r"|但(?:是)?现在|这次是|现在是|换成了另一个|今度は|別の(?:エラー|問題)|이번에는|이번엔|이제는|다른 (?:오류|에러|문제)"
+)
 _CONDITIONAL = re.compile(r"(?i)^(?:if|unless|in case|如果|要是|假如|もし|만약|만일)\b|^(?:如果|要是|假如|もし|만약)")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 
@@ -91,7 +99,7 @@ def retraction_scope(sentence: str) -> str | None:
         return None
     if _WRONG.search(sentence):
         return ALL
-    return FIXES if _PERSISTS.search(sentence) else None
+    return FIXES if _PERSISTS.search(sentence) and not _MOVED_ON.search(sentence) else None
 
 
 def states_finding(sentence: str) -> bool:
@@ -116,6 +124,7 @@ class Attempt:
     claims: list[str]
     reason: str
     turn: int
+    fixes: list[str] = field(default_factory=list)  # the claims that were fixes or results
 
 
 @dataclass
@@ -178,7 +187,8 @@ class _Reader:
         if not (targets or causes):
             return
         since = max(c.at for c in targets or causes)
-        attempt = Attempt([c.text for c in targets], self._reason(sentence, following, by_user, since), turn)
+        attempt = Attempt([c.text for c in targets], self._reason(sentence, following, by_user, since), turn,
+                          [c.text for c in targets if c.kind == ACTION])
         if targets:
             self.found.attempts.append(attempt)
             self.found.withdrawn |= {key(c.text) for c in targets}
@@ -264,4 +274,6 @@ def render_attempt(attempt: Attempt, language: str) -> str:
     """"Tried: X — did not work: Y" in the session's language."""
     tried, failed = ATTEMPT_LABELS.get(language, ATTEMPT_LABELS["en"])
     what = clip_sentences([" ".join(_unlabelled(c).split()) for c in attempt.claims], 240)
+    if any(" ".join(_unlabelled(f).split()) not in what for f in attempt.fixes):  # too long: the fix, not the guess
+        what = clip_sentences([" ".join(_unlabelled(f).split()) for f in attempt.fixes], 240)
     return f"{tried}{what}{failed}{clip_sentences([' '.join(attempt.reason.split())], 240)}"

@@ -47,6 +47,16 @@ RETRACTIONS = [
     ("还是不行，页面还是白屏。", FIXES),
     ("前の修正では直りませんでした。", FIXES),
     ("여전히 안 됩니다.", FIXES),
+    # a third hand's wordings
+    ("Scratch that: the clone changed nothing.", ALL),
+    ("nope, same error.", FIXES),
+    ("I rolled the clone back.", FIXES),
+    ("The proxy_read_timeout change was not it, so I reverted it.", ALL),
+    ("还是不行，报的还是同一个 ERESOLVE。", FIXES),
+    ("package.json 已经改回去了。", FIXES),
+    ("やっぱりダメでした。", FIXES),
+    ("conftest.py の変更は元に戻しました。", FIXES),
+    ("credential 설정은 원래대로 되돌렸습니다.", FIXES),
 ]
 NOT_RETRACTIONS = [
     "REDIS_URL still points to the old host redis-old:6379.",
@@ -62,6 +72,11 @@ NOT_RETRACTIONS = [
     "すべてのテストが通りました。",
     "모든 테스트가 통과했습니다.",
     "配置是错的，端口应该是 8443。",
+    # a new failure after the fix held: the fix is not taken back
+    "CI is still red on the branch, but now it is cargo clippy that fails.",
+    "还是报错，但现在是另一个模块。",
+    "まだ落ちますが、今度は別のテストです。",
+    "여전히 실패하지만 이번에는 다른 오류입니다.",
 ]
 
 
@@ -152,6 +167,13 @@ ERRORS = [
     ("Liveness: http-get :8080 timeout=1s\nWarning Unhealthy probe failed: deadline exceeded",
      "Warning Unhealthy probe failed: deadline exceeded"),
     ("src/a.c:3:5: warning: unused x\n0 errors", ""),
+    ("   Compiling thiserror v1.0.6\nerror[E0502]: cannot borrow `*self` as mutable",
+     "error[E0502]: cannot borrow `*self` as mutable"),
+    ("test result: ok. 31 passed; 0 failed; 0 ignored", ""),
+    ("collected 3 items\nFAILED tests/test_a.py::test_x - assert 1 == 2", "FAILED tests/test_a.py::test_x - assert 1 == 2"),
+    ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree", "npm ERR! code ERESOLVE"),
+    ("remote: Write access to repository not granted.\nfatal: unable to access 'x': 403",
+     "fatal: unable to access 'x': 403"),
 ]
 
 
