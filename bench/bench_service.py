@@ -93,11 +93,12 @@ def security_score(manager: systemd_user.UserManager, memoryd: str) -> str:
 
 def bench(root: Path, runs: int) -> None:
     user = systemd_user.ensure_user()
-    systemd_user.reset_home(user)
     with tempfile.TemporaryDirectory(prefix="bench-service-") as scratch:
         manager = systemd_user.UserManager(Path(scratch), user, root)
-        manager.start()
         try:
+            manager.claim()  # a test run using the test user finishes first
+            systemd_user.reset_home(user)
+            manager.start()
             memoryd = str(systemd_user.install_memoryd(manager, ROOT))
             db = Path(user.pw_dir) / ".local/share/opencode/opencode.db"
             db.parent.mkdir(parents=True)

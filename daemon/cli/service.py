@@ -130,8 +130,11 @@ def _systemd_active() -> bool:
 
 
 def _exit_status_name(status: str) -> str | None:
-    """`218` → `CAPABILITIES`, from systemd's own table (`systemd-analyze exit-status`)."""
-    if not status.isdigit() or shutil.which("systemd-analyze") is None:
+    """`218` → `CAPABILITIES`, from systemd's own table (`systemd-analyze exit-status`).
+
+    Only systemd's own codes (200 and up, a step before memoryd ran); below that the status
+    is memoryd's, and the table's generic names (2 = INVALIDARGUMENT) would mislead."""
+    if not status.isdigit() or int(status) < 200 or shutil.which("systemd-analyze") is None:
         return None
     try:
         result = _run(("systemd-analyze", "exit-status", status), PROBE_TIMEOUT_S)

@@ -16,6 +16,7 @@ systemd (`dpkg-deb -x systemd_254….deb DIR`) to run that one instead.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -27,6 +28,10 @@ from pathlib import Path
 
 USER = "memoryd-e2e"
 CGROUP_HIERARCHIES = ("unified", "systemd")
+# One user manager for the test user at a time on a machine: two (two test runs at once)
+# would share its /run/user/UID, cgroup and journal and stop each other's.
+LOCK = Path("/run/lock/memoryd-systemd-e2e.lock")
+LOCK_WAIT_S = 600.0
 
 
 def unavailable_reason() -> str | None:
@@ -61,6 +66,7 @@ class UserManager:
     user: pwd.struct_passwd
     systemd_root: Path = Path("/")
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _lock: int | None = None
     _cgroups: list[Path] = field(default_factory=list)
     _made: list[Path] = field(default_factory=list)
 
@@ -116,8 +122,29 @@ class UserManager:
         self.procs.append(proc)
         return proc.pid
 
+    def claim(self) -> None:
+        """Wait (up to LOCK_WAIT_S) until no other run uses the test user; start() does it too.
+
+        Call it before touching the user's home. stop() lets go."""
+        if self._lock is not None:
+            return
+        LOCK.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._lock = fd
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise RuntimeError(f"another run holds {LOCK} (a user manager for {self.user.pw_name})") from None
+                time.sleep(0.5)
+
     def start(self, timeout: float = 30) -> None:
         """Start journald and the user manager; return once the manager answers."""
+        self.claim()
         for path in (Path("/run/systemd/journal"), Path("/run/log")):
             if not path.exists():
                 path.mkdir(parents=True)
@@ -172,7 +199,15 @@ class UserManager:
         return [Path("/sys/fs/cgroup") / h for h in CGROUP_HIERARCHIES if (Path("/sys/fs/cgroup") / h).is_dir()]
 
     def stop(self) -> None:
-        """Stop the user manager, then journald, by PID; remove what start() made."""
+        """Stop the user manager, then journald, by PID; remove what start() made; let go."""
+        try:
+            self._stop()
+        finally:
+            if self._lock is not None:
+                os.close(self._lock)  # releases the flock
+                self._lock = None
+
+    def _stop(self) -> None:
         for proc in reversed(self.procs):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,10 +78,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     if reason:
         _skip_or_fail(f"no real systemd user manager here: {reason}")
     user = systemd_user.ensure_user()
-    systemd_user.reset_home(user)
     manager = systemd_user.UserManager(tmp_path_factory.mktemp("systemd"), user,
                                        Path(os.environ.get("SYSTEMD_ROOT", "/")))
     try:
+        manager.claim()  # another run on this machine uses the test user: wait for it
+        systemd_user.reset_home(user)
         manager.start()
     except (RuntimeError, subprocess.SubprocessError, OSError) as exc:
         manager.stop()
@@ -170,4 +172,51 @@ def test_the_unit_runs_its_whole_life_under_real_systemd(service: Service) -> No
     assert not (service.home / ".config/systemd/user/memoryd.service").exists()
     assert service.show()["LoadState"] == "not-found"
     assert service.run(service.memoryd, "service", "status").returncode == 1
-    print(f"\nsystemd: active {to_active:.1f}s, restart {to_restart:.1f}s, stop {to_stop:.1f}s")
+    version = service.run("systemctl", "--user", "show", "--value", "-p", "Version").stdout.strip()
+    print(f"\nsystemd {version}: active {to_active:.1f}s, restart {to_restart:.1f}s, stop {to_stop:.1f}s")
+
+
+def _assert_left_nothing_enabled(service: Service, install: subprocess.CompletedProcess[str], why: str) -> None:
+    assert install.returncode == 1, install.stdout + install.stderr
+    errors = [line for line in install.stderr.splitlines() if line.startswith("memoryd: ") and "warning" not in line]
+    assert len(errors) == 1, install.stderr
+    assert "did not start" in errors[0] and why in errors[0], errors[0]
+    assert "stopped and disabled" in errors[0]
+    assert "Created symlink" not in install.stdout + install.stderr
+    state = service.show()
+    assert state["ActiveState"] in ("inactive", "failed") and state["UnitFileState"] != "enabled", state
+    assert not (service.home / ".config/systemd/user/default.target.wants/memoryd.service").exists()
+    assert service.run(service.memoryd, "service", "status").returncode == 1, "a failed unit is no success"
+
+
+def test_an_install_whose_daemon_refuses_to_start_exits_1_and_enables_nothing(service: Service) -> None:
+    config = service.home / ".config/memoryd/config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("not [toml\n")
+    subprocess.run(["chown", "-R", f"{service.manager.uid}:{service.manager.user.pw_gid}",
+                    str(service.home / ".config/memoryd")], check=True)
+    try:
+        install = service.run(service.memoryd, "service", "install")
+        # Exit 2 (a configuration error) is not restarted (RestartPreventExitStatus=2).
+        _assert_left_nothing_enabled(service, install, "status=2)")  # memoryd's 2, not systemd's name for it
+        assert "memoryd config check" in install.stderr
+        assert service.show()["NRestarts"] == "0"
+    finally:
+        config.unlink()
+        service.run(service.memoryd, "service", "uninstall")
+
+
+def test_a_memoryd_under_tmp_is_warned_about_and_its_unit_is_not_left_enabled(service: Service) -> None:
+    # PrivateTmp=yes gives the unit its own /tmp: a memoryd installed there cannot be run (203/EXEC).
+    folder = Path(tempfile.mkdtemp(prefix="memoryd-bin-", dir="/tmp"))
+    try:
+        hidden = folder / "memoryd"
+        shutil.copy(service.memoryd, hidden)
+        folder.chmod(0o755)
+        hidden.chmod(0o755)
+        install = service.run(str(hidden), "service", "install")
+        assert "warning: the service cannot see memoryd itself" in install.stderr, install.stderr
+        _assert_left_nothing_enabled(service, install, "EXEC")
+    finally:
+        service.run(service.memoryd, "service", "uninstall")
+        shutil.rmtree(folder)
