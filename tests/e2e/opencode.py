@@ -83,15 +83,16 @@ def opencode_binary() -> Path | None:
 
 def require_opencode() -> Path:
     """The OpenCode binary for a test; skip without it, or fail if ``MEMORYD_REQUIRE_E2E=1``."""
+    return require_binary(opencode_binary(), OPENCODE_VERSION, "MEMORYD_OPENCODE_BIN")
+
+
+def require_binary(binary: Path | None, version: str, variable: str) -> Path:
+    """``binary``, or a skip naming how to install ``version`` (a failure if ``MEMORYD_REQUIRE_E2E=1``)."""
     import pytest  # only tests call this
 
-    binary = opencode_binary()
     if binary is not None:
         return binary
-    reason = (
-        f"OpenCode {OPENCODE_VERSION} not installed: run .ci/install-opencode "
-        "or set MEMORYD_OPENCODE_BIN"
-    )
+    reason = f"OpenCode {version} not installed: run .ci/install-opencode or set {variable}"
     if os.environ.get("MEMORYD_REQUIRE_E2E") == "1":
         pytest.fail(f"{reason} (MEMORYD_REQUIRE_E2E=1 makes this an error)", pytrace=False)
     pytest.skip(reason)
@@ -148,6 +149,9 @@ class OpenCodeHome:
     between homes (default: :data:`SHARED_XDG_CACHE`).  ``mcp`` is written verbatim as the
     config's ``mcp`` section, ``extra_config`` is merged over the top level.
     """
+
+    #: The table OpenCode keeps its sessions in (2.0 has its own).
+    SESSION_TABLE = "session"
 
     def __init__(
         self,
@@ -312,11 +316,15 @@ class OpenCodeHome:
             ) from None
         finally:
             _kill_group(proc)  # reap stragglers (e.g. MCP servers) left in the group
+        return self._finish(args, proc.returncode, stdout, stderr, started, session, before)
+
+    def _finish(
+        self, args: list[str], code: int, stdout: str, stderr: str, started: float, session: str | None, before: set[str]
+    ) -> str:
+        """Check a finished run, record it in :attr:`runs` and return its session id."""
         seconds = time.monotonic() - started
-        if proc.returncode != 0:
-            raise OpenCodeError(
-                self._describe(f"exited with {proc.returncode}", args, stdout, stderr)
-            )
+        if code != 0:
+            raise OpenCodeError(self._describe(f"exited with {code}", args, stdout, stderr))
         events = _json_lines(stdout)
         session_id = session or _session_from_events(events, stdout)
         if session_id is None:
@@ -326,12 +334,8 @@ class OpenCodeHome:
             raise OpenCodeError(self._describe("no session id found", args, stdout, stderr))
         for event in events:
             if event.get("type") == "error":
-                raise OpenCodeError(
-                    self._describe(f"reported an error: {event}", args, stdout, stderr)
-                )
-        self.runs.append(
-            RunResult(session_id, args, proc.returncode, stdout, stderr, seconds, events)
-        )
+                raise OpenCodeError(self._describe(f"reported an error: {event}", args, stdout, stderr))
+        self.runs.append(RunResult(session_id, args, code, stdout, stderr, seconds, events))
         return session_id
 
     @property
@@ -381,15 +385,15 @@ class OpenCodeHome:
         return {r["id"] for r in self._query("SELECT id FROM session WHERE parent_id IS NULL")}
 
     def session(self, session_id: str) -> dict[str, Any]:
-        """The ``session`` row for ``session_id`` (KeyError if absent)."""
-        rows = self._query("SELECT * FROM session WHERE id = ?", (session_id,))
+        """The session row for ``session_id`` (KeyError if absent)."""
+        rows = self._query(f"SELECT * FROM {self.SESSION_TABLE} WHERE id = ?", (session_id,))
         if not rows:
             raise KeyError(session_id)
         return rows[0]
 
     def sessions(self) -> list[dict[str, Any]]:
-        """All ``session`` rows, oldest first."""
-        return self._query("SELECT * FROM session ORDER BY time_created, id")
+        """All session rows, oldest first."""
+        return self._query(f"SELECT * FROM {self.SESSION_TABLE} ORDER BY time_created, id")
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         """The session's ``message`` rows in order, with ``data`` decoded from JSON."""

@@ -39,9 +39,8 @@ from tests.e2e.opencode import (
     OpenCodeHome,
     _is_executable,
     _is_native,
-    _json_lines,
     _kill_group,
-    _session_from_events,
+    require_binary,
 )
 
 OPENCODE2_VERSION = "2.0.15"
@@ -66,18 +65,7 @@ def opencode2_binary() -> Path | None:
 
 def require_opencode2() -> Path:
     """The OpenCode 2 binary for a test; skip without it, or fail if ``MEMORYD_REQUIRE_E2E=1``."""
-    import pytest  # only tests call this
-
-    binary = opencode2_binary()
-    if binary is not None:
-        return binary
-    reason = (
-        f"OpenCode {OPENCODE2_VERSION} not installed: run .ci/install-opencode "
-        "or set MEMORYD_OPENCODE2_BIN"
-    )
-    if os.environ.get("MEMORYD_REQUIRE_E2E") == "1":
-        pytest.fail(f"{reason} (MEMORYD_REQUIRE_E2E=1 makes this an error)", pytrace=False)
-    pytest.skip(reason)
+    return require_binary(opencode2_binary(), OPENCODE2_VERSION, "MEMORYD_OPENCODE2_BIN")
 
 
 def v2_steps(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -108,6 +96,8 @@ def v2_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
 
 class OpenCode2Home(OpenCodeHome):
     """A fake home for OpenCode 2.0 (same config: 2.0 translates the 1.x shapes)."""
+
+    SESSION_TABLE = "session_v2"
 
     def __init__(self, root: Path, model_url: str, *, binary: Path | None = None, **kwargs: Any) -> None:
         super().__init__(root, model_url, binary=binary or opencode2_binary(), **kwargs)
@@ -147,22 +137,7 @@ class OpenCode2Home(OpenCodeHome):
         started = time.monotonic()
         env = {**self.env, "OPENCODE_SERVER_PASSWORD": server.password} if server else self.env
         stdout, stderr, code = _communicate(args, worktree, env, timeout, self._describe)
-        if code != 0:
-            raise OpenCodeError(self._describe(f"exited with {code}", args, stdout, stderr))
-        events = _json_lines(stdout)
-        session_id = session or _session_from_events(events, stdout)
-        if session_id is None:
-            new = self._root_session_ids() - before
-            session_id = new.pop() if len(new) == 1 else None
-        if session_id is None:
-            raise OpenCodeError(self._describe("no session id found", args, stdout, stderr))
-        for event in events:
-            if event.get("type") == "error":
-                raise OpenCodeError(self._describe(f"reported an error: {event}", args, stdout, stderr))
-        from tests.e2e.opencode import RunResult
-
-        self.runs.append(RunResult(session_id, args, code, stdout, stderr, time.monotonic() - started, events))
-        return session_id
+        return self._finish(args, code, stdout, stderr, started, session, before)
 
     # -- reading the database (2.0's tables) ---------------------------------------------
 
@@ -174,17 +149,6 @@ class OpenCode2Home(OpenCodeHome):
     def _has_table(self, name: str) -> bool:
         rows = self._query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
         return bool(rows)
-
-    def session(self, session_id: str) -> dict[str, Any]:
-        """The ``session_v2`` row for ``session_id`` (KeyError if absent)."""
-        rows = self._query("SELECT * FROM session_v2 WHERE id = ?", (session_id,))
-        if not rows:
-            raise KeyError(session_id)
-        return rows[0]
-
-    def sessions(self) -> list[dict[str, Any]]:
-        """All ``session_v2`` rows, oldest first."""
-        return self._query("SELECT * FROM session_v2 ORDER BY time_created, id")
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         """The session's ``session_message`` rows by ``seq``, ``data`` decoded from JSON."""

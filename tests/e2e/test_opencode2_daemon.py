@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import frontmatter
 import pytest
 
+from tests.e2e.daemon_run import notes, running_daemon
 from tests.e2e.fake_model import ScriptedModel
 from tests.e2e.opencode import make_worktree
 from tests.e2e.opencode2 import OpenCode2Home, require_opencode2, v2_scenario
 from tests.e2e.test_opencode_harness import load_scenario
-from tests.service.conftest import NotifySocket, wait_for
+from tests.service.conftest import wait_for
 
 SETTLE_SECONDS = 30
-
-
-def notes(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.md") if p.name != "index.md")
 
 
 @pytest.mark.e2e
@@ -37,17 +31,7 @@ def test_a_2_0_session_s_note_is_written_when_its_turn_ends_without_waiting_to_s
         model.add_scenario(scenario, root)
         home = OpenCode2Home(tmp_path / "home", model.url, binary=binary)
         assert not (home.config_dir / "plugins").exists()  # no plugin: nobody tells the daemon
-        notify = NotifySocket(tmp_path / "notify.sock")
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "NOTIFY_SOCKET", "XDG_", "OPENCODE"))},
-            **home.env,
-            "MEMORYD_CAPTURE__SETTLE_SECONDS": str(SETTLE_SECONDS),
-            "NOTIFY_SOCKET": str(notify.path),
-        }
-        log = (tmp_path / "daemon.out").open("wb")
-        daemon = subprocess.Popen([sys.executable, "-m", "daemon", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+        with running_daemon(tmp_path, home.env, MEMORYD_CAPTURE__SETTLE_SECONDS=str(SETTLE_SECONDS)) as (daemon, notify):
             sid = home.run(scenario["prompt"], worktree)
             returned = time.monotonic()
             # Well inside settle_seconds: only the ended turn can have made the note this soon.
@@ -61,16 +45,6 @@ def test_a_2_0_session_s_note_is_written_when_its_turn_ends_without_waiting_to_s
             home.run(scenario["followups"][0]["prompt"], worktree, session=sid)
             wait_for(lambda: "/srv/webapp" in note.read_text(), timeout=SETTLE_SECONDS / 3, what="the follow-up")
             assert notes(sessions) == [note]
-        finally:
-            daemon.terminate()
-            try:
-                daemon.wait(30)
-            finally:
-                if daemon.poll() is None:
-                    daemon.kill()
-                    daemon.wait(10)
-                log.close()
-                notify.close()
     output = (tmp_path / "daemon.out").read_text()
     assert "Traceback" not in output, output[-3000:]
     assert "session.idle" not in output  # the plugin's notice never came: the idle row did it

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import frontmatter
 import pytest
 
+from tests.e2e.daemon_run import notes, running_daemon
 from tests.e2e.fake_model import ScriptedModel
 from tests.e2e.opencode import OpenCodeHome, make_worktree, require_opencode
 from tests.e2e.test_opencode_harness import load_scenario
-from tests.service.conftest import NotifySocket, wait_for
-
-
-def notes(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.md") if p.name != "index.md")
+from tests.service.conftest import wait_for
 
 
 @pytest.mark.e2e
@@ -38,18 +32,7 @@ def test_memoryd_run_follows_real_opencode(tmp_path: Path) -> None:
         expired.parent.mkdir(parents=True)
         expired.write_text("---\ntitle: Old port\nkind: fact\nexpires: 2020-01-01\n---\nThe API ran on 8080.\n")
 
-        notify = NotifySocket(tmp_path / "notify.sock")
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "NOTIFY_SOCKET", "XDG_", "OPENCODE"))},
-            **home.env,
-            "MEMORYD_CAPTURE__SETTLE_SECONDS": "2",
-            "MEMORYD_SWEEP__INTERVAL_MINUTES": "0.05",
-            "NOTIFY_SOCKET": str(notify.path),
-        }
-        log = (tmp_path / "daemon.out").open("wb")
-        daemon = subprocess.Popen([sys.executable, "-m", "daemon", "run"], env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_for(lambda: notify.saw("READY=1"), what="READY=1")
+        with running_daemon(tmp_path, home.env, MEMORYD_CAPTURE__SETTLE_SECONDS="2", MEMORYD_SWEEP__INTERVAL_MINUTES="0.05") as (daemon, notify):
 
             # 1. A new OpenCode session becomes a note in the project's tree.
             sid = home.run(scenario["prompt"], worktree)
@@ -82,11 +65,5 @@ def test_memoryd_run_follows_real_opencode(tmp_path: Path) -> None:
             daemon.send_signal(signal.SIGTERM)
             assert daemon.wait(30) == 0
             assert notify.saw("STOPPING=1")
-        finally:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait(10)
-            log.close()
-            notify.close()
     output = (tmp_path / "daemon.out").read_text()
     assert "Traceback" not in output, output[-3000:]

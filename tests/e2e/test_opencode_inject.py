@@ -141,39 +141,58 @@ def assert_injected(model: ScriptedModel, since: int = 0) -> str:
     return block
 
 
+def first_turn(world: World) -> tuple[str, float]:
+    """One turn with the daemon up: every step got exactly what `memoryd context` shows."""
+    shown = world.memoryd("context", "--dir", str(world.worktree), "--prompt", world.scenario["prompt"])
+    sid = world.home.run(world.scenario["prompt"], world.worktree)
+    returned = time.monotonic()
+    assert shown.stdout.strip() == assert_injected(world.model)
+    return sid, returned
+
+
+def assert_note_soon(world: World, sid: str, returned: float, timeout: float) -> None:
+    """The turn's end wrote the note at once, not after settle_seconds (30 here).
+
+    The deadline leaves room for a loaded machine; bench_inject.py measures the delay.
+    """
+    sessions = world.worktree / ".memory" / "sessions"
+    note = wait_for(lambda: [p for p in sessions.glob("*.md") if p.name != "index.md"], timeout=timeout, what="the note")
+    assert time.monotonic() - returned < 25, "the note waited for settle_seconds, not for the turn's end"
+    assert sid in note[0].read_text()
+
+
+def plugin_off_title(world: World) -> list[Any]:
+    """A turn with the plugin switched off: the title request's messages as OpenCode makes them."""
+    world.home.extra_env["MEMORYD_PLUGIN_OFF"] = "1"
+    world.home.run(world.scenario["prompt"], world.worktree)
+    del world.home.extra_env["MEMORYD_PLUGIN_OFF"]
+    assert not any("memoryd-context" in s for r in world.model.requests for s in system_messages(r))
+    return title_requests(world.model)[-1]["messages"]
+
+
 def test_daemon_socket_gives_every_step_the_block_and_notes_on_idle(world: World) -> None:
     daemon = world.start_daemon(settle=30)
     try:
-        shown = world.memoryd("context", "--dir", str(world.worktree), "--prompt", world.scenario["prompt"])
-        sid = world.home.run(world.scenario["prompt"], world.worktree)
-        returned = time.monotonic()
-        block = assert_injected(world.model)
-        assert shown.stdout.strip() == block  # exactly what `memoryd context` showed
-        # The idle event wrote the note at once: settle_seconds is 30, and the deadline
-        # leaves room for a loaded machine (bench_inject.py measures the delay).
-        sessions = world.worktree / ".memory" / "sessions"
-        note = wait_for(lambda: [p for p in sessions.glob("*.md") if p.name != "index.md"], timeout=10, what="the note")
-        assert time.monotonic() - returned < 25, "the note waited for settle_seconds, not for the idle event"
-        assert sid in note[0].read_text()
+        sid, returned = first_turn(world)
+        assert_note_soon(world, sid, returned, timeout=10)
         log = (world.base / "daemon.out").read_text()
         assert "session.idle" in log and "Traceback" not in log
     finally:
         stop(daemon)
 
 
-def test_without_daemon_the_plugin_runs_memoryd_context(world: World) -> None:
-    # First with the plugin switched off, for the title request as OpenCode makes it.
-    world.home.extra_env["MEMORYD_PLUGIN_OFF"] = "1"
-    world.home.run(world.scenario["prompt"], world.worktree)
-    plain_title = title_requests(world.model)[-1]["messages"]
-    assert not any("memoryd-context" in s for r in world.model.requests for s in system_messages(r))
-    del world.home.extra_env["MEMORYD_PLUGIN_OFF"]
-
+def assert_fallback_injects(world: World) -> None:
+    """With no daemon, the plugin runs `memoryd context`; the title request is left as OpenCode makes it."""
+    plain_title = plugin_off_title(world)
     start = len(world.model.requests)
     world.home.run(world.scenario["prompt"], world.worktree)
     assert not world.socket.exists()
     assert_injected(world.model, since=start)
     assert title_requests(world.model)[-1]["messages"] == plain_title
+
+
+def test_without_daemon_the_plugin_runs_memoryd_context(world: World) -> None:
+    assert_fallback_injects(world)
 
 
 class BrokenSocket:
