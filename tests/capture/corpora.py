@@ -122,9 +122,11 @@ def multiturn_corpora() -> dict[str, list[Scenario]]:
     from tests.capture import corpus_multiturn_en as en
     from tests.capture import corpus_multiturn_heldout as heldout
     from tests.capture import corpus_multiturn_probe as probe
+    from tests.capture import corpus_multiturn_replies as replies
 
     return {"multiturn-en": en.ENGLISH, "multiturn-zh": cjk.CHINESE, "multiturn-ja": cjk.JAPANESE,
-            "multiturn-ko": cjk.KOREAN, "multiturn-probe": probe.PROBES, "multiturn-heldout": heldout.HELDOUT}
+            "multiturn-ko": cjk.KOREAN, "multiturn-probe": probe.PROBES, "multiturn-heldout": heldout.HELDOUT,
+            "multiturn-replies": replies.REPLIES}
 
 
 def build_all(folder: Path, multiturn: bool = False) -> list[Path]:

@@ -24,7 +24,9 @@ from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, w
 ATTEMPT_LABELS = {"en": ("Tried: ", " — did not work: "), "zh": ("尝试过：", "没有用："), "ja": ("試したこと：", "効かなかった："),
                   "ko": ("시도: ", " — 효과 없음: ")}
 ATTEMPT_PREFIXES = tuple(label for label, _ in ATTEMPT_LABELS.values())
-_REPORTED = {"en": "the user reported: ", "zh": "用户反馈：", "ja": "ユーザーの報告：", "ko": "사용자 보고: "}
+# A fix the user reported broken: their words stand in What Was Worked On, so they are not quoted again.
+_REPORTED = {"en": "the user reported it still broken (next request)", "zh": "用户反馈仍未解决（见下一个请求）",
+             "ja": "ユーザーから直っていないと報告（次の依頼）", "ko": "사용자가 여전히 안 된다고 보고함 (다음 요청)"}
 FIXES, ALL = "fixes", "all"
 FINDING, ACTION, OBSERVATION = "finding", "action", "observation"
 # A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
@@ -32,8 +34,9 @@ _ACTION = re.compile(
     r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|ran|wrote|built|split|rewrote|bumped|pinned|raised|lowered|switched|"
     r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
     r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
+    r"|(?:加|改|删|换|装|关|开|设)了"
     r"|しました|通りました|直りました|成功|바꿨|바꾸었|열었|추가했|수정했|변경했|삭제했|고쳤|설정했|올렸|내렸|옮겼"
-    r"|적용했|통과|성공|(?<!실패)(?<!발생)했(?:습니다|어요)"
+    r"|적용했|통과|성공|(?<!실패)(?<!발생)했(?:습니다|어요)|줬습니다|주었습니다|이제 |现在|ようになりました"
 )
 
 _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
@@ -48,7 +51,8 @@ _PERSISTS = re.compile(
     r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
     r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
     r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:\S+ ){0,3}?back\b|\bbacked out\b"
-    r"|\bput (?:it|that|them|the \w+) back\b"
+    r"|\bput (?:it|that|them|the \w+) back\b|\b(?:was|is|were|are)(?:n't| not) enough\b|\bnot enough to\b"
+    r"|\bonly (?:partly|partially) (?:helped|worked|fixed)\b"
     r"|\bundid\b|\bregressed\b|\breappear\w*"
     r"|\b(?:fail\w*|crash\w*|broke\w*|red|hang\w*|stall\w*|error\w*|time[sd]? out) again\b"
     r"|\b(?:keeps|kept) (?:crash|fail|hang|stall|time|error|restart|poll|spinn)\w*"
@@ -58,11 +62,11 @@ _PERSISTS = re.compile(
     r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
     r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
     r"|解消されません|解消されていません|解消しませんでした|変わりませんでした|変わらなかった|同じエラー|ダメでした|だめでした"
-    r"|うまくいきませんでした|うまくいかなかった|再度失敗"
+    r"|うまくいきませんでした|うまくいかなかった|再度失敗|(?:やっぱり|まだ)(?:ダメ|だめ)|(?:ダメ|だめ)(?:です|でした|だった)"
     r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
     r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
     r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 |아직(?:도)? 안 |그래도 .{0,30}(?:또|다시|여전히)|변화가 없"
-    r"|원래대로 (?:되돌|돌려)"
+    r"|원래대로 (?:되돌|돌려)|(?:그래도|아직|또|이번에도|역시) 안 ?(?:돼|되네|됩니다|되어|되고)"
     r"|통하지 않"
 )
 _WRONG = re.compile(
@@ -206,8 +210,7 @@ class _Reader:
 
     def _reason(self, sentence: str, following: str, by_user: bool, since: int) -> str:
         if by_user:
-            clause = next((c for c in _CLAUSE.split(sentence) if retraction_scope(c)), sentence)
-            return _REPORTED[self.language] + clip_sentences([clause.rstrip(":：,，;；")], 120)
+            return _REPORTED[self.language]
         if states_finding(sentence):  # "That was not it: the real cause is X": X is a finding of its own
             return _CLAUSE.split(sentence)[0].rstrip(":：,，;；—")
         reason = sentence

@@ -57,6 +57,10 @@ RETRACTIONS = [
     ("やっぱりダメでした。", FIXES),
     ("conftest.py の変更は元に戻しました。", FIXES),
     ("credential 설정은 원래대로 되돌렸습니다.", FIXES),
+    ("That wasn't enough: the planner still does a seq scan.", FIXES),
+    ("やっぱりダメです。", FIXES),
+    ("그래도 안 돼요.", FIXES),
+    ("没解决，还是 403。", FIXES),
 ]
 NOT_RETRACTIONS = [
     "REDIS_URL still points to the old host redis-old:6379.",
@@ -111,7 +115,9 @@ def test_a_fix_reported_broken_by_the_user_is_a_failed_attempt_and_the_cause_sta
     found = find_superseded(turns)
     assert [a.claims for a in found.attempts] == [["Changed the ttl to seconds in app/cache.py."]]
     line = render_attempt(found.attempts[0], "en")
-    assert line.startswith("Tried: Changed the ttl") and "the user reported: It still never expires" in line
+    assert line.startswith("Tried: Changed the ttl") and line.endswith("did not work: the user reported it still broken "
+                                                                     "(next request)")
+    assert "It still never expires" not in line  # the request is in What Was Worked On, not quoted again
 
 
 def test_a_finding_that_names_the_real_cause_corrects_the_earlier_one():

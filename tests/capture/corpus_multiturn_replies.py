@@ -1,0 +1,123 @@
+"""Sessions where the user reports back: a fix that "wasn't enough", やっぱりダメです, 그래도 안 돼요,
+a Chinese "其实是" correction, a session that ends in a bare "thanks!". Written after the rules, in
+yet another hand, to check that the rules follow the behaviour rather than the earlier phrases."""
+
+from __future__ import annotations
+
+from tests.capture.corpora import Scenario, text
+from tests.capture.corpus_scenarios import SRC, _bash, _edit, _read
+
+THANKS = Scenario(
+    "en-thanks-ending",
+    "Fix flaky date test",
+    f"{SRC}/cal",
+    [
+        ("test_parse_date fails on Mondays, please fix it.", [
+            [_bash("pytest tests/test_dates.py",
+                   "FAILED tests/test_dates.py::test_parse_date - ValueError: day is out of range for month")],
+            [_edit(f"{SRC}/cal/cal/dates.py", "today.replace(day=today.day + 1)", "today + timedelta(days=1)")],
+            [_bash("pytest tests/test_dates.py", "5 passed in 0.2s")],
+            [text("parse_date now adds a timedelta(days=1) instead of replacing the day, so month ends no longer "
+                  "raise ValueError; tests/test_dates.py passes.")],
+        ]),
+        ("thanks!", [[text("You're welcome! Let me know if anything else comes up.")]]),
+    ],
+    facts=["timedelta(days=1)", "ValueError", "cal/dates.py"],
+    absent=["You're welcome"],
+)
+
+NOT_ENOUGH = Scenario(
+    "en-index-not-enough",
+    "Slow report query",
+    f"{SRC}/rep",
+    [
+        ("The monthly report query takes 40 s. Make it faster.", [
+            [_bash("psql -c 'EXPLAIN ANALYZE SELECT ...'",
+                   "Seq Scan on orders  (cost=0.00..98234.00 rows=2000000)\nExecution Time: 40123.2 ms")],
+            [text("Added an index on orders(created_at); that should make the report fast."),
+             _edit(f"{SRC}/rep/migrations/0042_idx.sql", "", "CREATE INDEX orders_created_at ON orders(created_at);")],
+            [_bash("psql -c 'EXPLAIN ANALYZE SELECT ...'",
+                   "Seq Scan on orders  (cost=0.00..98234.00 rows=2000000)\nExecution Time: 39876.0 ms")],
+            [text("That wasn't enough: the planner still does a seq scan, because the query filters on "
+                  "date_trunc('month', created_at), which the index can't serve.")],
+            [_edit(f"{SRC}/rep/report.sql", "WHERE date_trunc('month', created_at) = $1",
+                   "WHERE created_at >= $1 AND created_at < $1 + interval '1 month'")],
+            [_bash("psql -c 'EXPLAIN ANALYZE SELECT ...'",
+                   "Index Scan using orders_created_at on orders\nExecution Time: 212.4 ms")],
+            [text("The report query runs in 212 ms now: report.sql compares created_at to a month range, so the "
+                  "orders_created_at index is used.")],
+        ]),
+    ],
+    facts=["orders_created_at", "212 ms", "date_trunc", "report.sql"],
+    absent=["Seq Scan on orders"],
+    superseded=["that should make the report fast"],
+)
+
+JA_BLANK = Scenario(
+    "ja-login-blank",
+    "ログイン画面が真っ白",
+    f"{SRC}/front",
+    [
+        ("ログイン画面が真っ白になります。直してください。", [
+            [_bash("npm run build", "ERROR in ./src/Login.tsx 12:4\nModule not found: Error: Can't resolve './api/auth'")],
+            [_edit(f"{SRC}/front/src/Login.tsx", "from './api/auth'", "from './services/auth'")],
+            [text("src/Login.tsx の import を ./services/auth に直しました。ビルドも通りました。")],
+        ]),
+        ("やっぱりダメです。まだ真っ白で、コンソールに TypeError: Cannot read properties of undefined (reading "
+         "'token') が出ます。", [
+            [_read(f"{SRC}/front/src/services/auth.ts", "export const session = window.__SESSION__;")],
+            [text("原因が分かりました。window.__SESSION__ は SSR のときしか定義されておらず、クライアントだけで開くと "
+                  "undefined になります。")],
+            [_edit(f"{SRC}/front/src/services/auth.ts", "window.__SESSION__;", "window.__SESSION__ ?? { token: null };")],
+            [text("services/auth.ts で window.__SESSION__ が無いときは { token: null } を使うようにしたので、"
+                  "ログイン画面が表示されるようになりました。")],
+        ]),
+    ],
+    facts=["window.__SESSION__", "services/auth.ts", "TypeError"],
+    superseded=["import を ./services/auth に直しました"],
+)
+
+KO_DEPLOY = Scenario(
+    "ko-deploy-permission",
+    "배포 스크립트 권한 오류",
+    f"{SRC}/ops",
+    [
+        ("deploy.sh 실행하면 Permission denied 가 납니다.", [
+            [_bash("./deploy.sh", "bash: ./deploy.sh: Permission denied")],
+            [_bash("chmod +x deploy.sh", "")],
+            [text("deploy.sh에 실행 권한을 줬습니다. 이제 실행됩니다.")],
+        ]),
+        ("그래도 안 돼요. 이번에도 scp: /srv/app/releases: Permission denied 가 나요.", [
+            [_bash("ssh deploy@web1 'ls -ld /srv/app/releases'", "drwxr-xr-x 2 root root 4096 Nov 30 /srv/app/releases")],
+            [text("원인은 /srv/app/releases 의 소유자가 root라서 deploy 사용자가 쓸 수 없다는 것입니다.")],
+            [text("제 계정에는 sudo 권한이 없어서 소유자를 바꿀 수 없습니다. 배포는 아직 안 됐고, 서버 관리자가 "
+                  "chown deploy /srv/app/releases 를 해 줘야 합니다.")],
+        ]),
+    ],
+    facts=["/srv/app/releases", "chown deploy", "root"],
+    superseded=["이제 실행됩니다"],
+)
+
+ZH_CSRF = Scenario(
+    "zh-csrf-403",
+    "接口返回 403",
+    f"{SRC}/gw",
+    [
+        ("调用 /api/orders 一直返回 403，帮我看看。", [
+            [_bash("curl -i localhost:8080/api/orders", "HTTP/1.1 403 Forbidden\n{\"error\":\"csrf token missing\"}")],
+            [text("应该是 CORS 配置的问题，我在 gateway.yaml 里加了 allowedOrigins。"),
+             _edit(f"{SRC}/gw/gateway.yaml", "cors: {}", "cors: {allowedOrigins: ['*']}")],
+            [_bash("curl -i localhost:8080/api/orders", "HTTP/1.1 403 Forbidden\n{\"error\":\"csrf token missing\"}")],
+            [text("没解决，还是 403。其实是 CSRF 校验拦住了：响应里写着 csrf token missing，跟 CORS 无关，"
+                  "我把 gateway.yaml 改回去了。")],
+            [_edit(f"{SRC}/gw/gateway.yaml", "csrf: {enabled: true}", "csrf: {enabled: true, ignore: ['/api/**']}")],
+            [_bash("curl -i localhost:8080/api/orders", "HTTP/1.1 200 OK")],
+            [text("现在 /api/orders 返回 200：gateway.yaml 里对 /api/** 关闭了 CSRF 校验，API 走的是 token 认证，"
+                  "不需要 CSRF。")],
+        ]),
+    ],
+    facts=["csrf token missing", "gateway.yaml", "/api/**", "其实是 CSRF"],
+    superseded=["CORS 配置的问题", "加了 allowedOrigins"],
+)
+
+REPLIES = [THANKS, NOT_ENOUGH, JA_BLANK, KO_DEPLOY, ZH_CSRF]
