@@ -4,18 +4,27 @@ A preview costs every step of a session its tokens, so one is shown only when th
 shares the prompt's *content* words, not its filler. The steps:
 
 1. The prompt's tokens minus stop words (English, Chinese, Japanese, Korean from the
-   `stop-words` package, plus a few words of chat about memory itself): filler never
-   decides. A CJK bigram is filler when it is a stop word, when both its characters are
-   one-character stop words (的是, 我们), or when it is all hiragana (grammar: します).
-2. Candidates from the index (BM25 on the rarest content words), then a score of our own:
-   each content word the memory holds (as it is, or in a plain English inflection) counts
-   its IDF, fully in the title, description or tags, half in the body only.
-3. The floor: a memory must hold two of the content words, or one in its title,
-   description or tags; it must cover a share of the prompt's content (its words' IDF; words
-   no memory holds count too, so a prompt about something else covers little) and score
-   near the best one. Curated kinds (rule, lesson, gotcha, decision, fact) get a lift, so
-   they beat a session note that merely quotes the same words: one within half of the
-   best score goes before every session note.
+   `stop-words` package, a few words of chat about memory itself, and the words of every
+   bug report: fix, fails, error, 失败, エラー, 실패): filler never decides. A CJK bigram is
+   filler when it is a stop word, when both its characters are one-character stop words
+   (的是, 我们), or when it is all hiragana (grammar: します).
+2. A word more than 2 % of the memories (and over 20) hold is common in this store: it
+   may add to a memory's score but never decides. Candidates come from the index (BM25
+   on the rarest deciding words, their postings bounded), then a score of our own: each
+   content word the memory holds (as it is, or in a plain English inflection) counts its
+   IDF, fully in the title, description or tags, half in the body only. A compound and
+   its parts (DEPLOY_ENV, deploy, env) are one piece of evidence, counted once.
+3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
+   strong one (a deciding word in its title, description or tags, or a deciding
+   identifier anywhere); it must cover a share of the prompt's content (the weight of its
+   four weightiest words: words no memory holds count too, so a prompt about something
+   else covers little, while a long prompt's chat does not dilute its one question) and
+   score near the best one. Curated kinds (rule, lesson, gotcha, decision, fact) get a
+   lift, so they beat a session note that merely quotes the same words: one within half
+   of the best score goes before every session note.
+
+Common is judged over the whole index (its term counts), not over the memories one
+project sees: a word most memories of the machine hold decides nothing in any project.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from daemon.memory import tokenize
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
+from daemon.memory.search import rarest_within_budget
 
 CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
@@ -40,6 +50,12 @@ CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before
 BODY_ONLY = 0.5  # a word found only in the body counts half
 CANDIDATES = 8  # rows taken from the index before scoring
 MAX_TERMS = 6  # the rarest this many words (and word forms) find the candidates
+SEARCH_POSTINGS = 400  # and their postings stay within this many (beyond the rarest word's)
+COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
+# A word this share of the memories hold (and at least COMMON_MIN) is common in this
+# store: like a stop word it never decides, it only adds to a memory that something else found.
+COMMON_SHARE = 0.02
+COMMON_MIN = 20
 
 STOP_LANGUAGES = ("en", "zh", "ja", "ko")
 # Words of chat about memory and sessions that the lists lack.
@@ -50,6 +66,16 @@ EXTRA_STOP = frozenset(
     + ["一下", "请问", "帮我", "如何", "什么", "为什么", "怎么", "怎样", "问题", "之前", "上次", "现在", "应该"]
     + ["教えて", "ください", "どうして", "なぜ", "どう", "方法", "前回", "以前", "について"]
     + ["어떻게", "왜", "뭐", "무엇", "해주세요", "알려", "주세요", "이전", "지난번", "관련"]
+)
+# Words of every bug report, in four languages: a prompt and a memory that share only
+# these share no topic, so they are filler here too.
+WEAK = frozenset(
+    "fix fixed fixes fixing fail fails failed failing failure failures error errors broken broke break "
+    "breaks bug bugs issue issues problem problems wrong work works working worked help look looking "
+    "try trying tried change changed changes use using used add added make made".split()
+    + ["失败", "错误", "问题", "报错", "修复", "修改", "出错", "看看", "使用", "添加"]
+    + ["失敗", "エラ", "ラー", "不具", "具合", "修正", "問題", "追加", "変更"]
+    + ["실패", "오류", "에러", "문제", "수정", "추가", "변경", "사용"]
 )
 # Words the English list holds that name things in software: they may decide.
 KEEP = frozenset(
@@ -70,7 +96,7 @@ def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
     """Return (stop tokens, one-character CJK stop words), built once from the lists."""
     from stop_words import get_stop_words
 
-    words = {w for lang in STOP_LANGUAGES for w in get_stop_words(lang)} | EXTRA_STOP
+    words = {w for lang in STOP_LANGUAGES for w in get_stop_words(lang)} | EXTRA_STOP | WEAK
     singles = frozenset(w for w in words if len(w) == 1 and _CJK.match(w))
     tokens: set[str] = set()
     for word in words:
@@ -79,7 +105,7 @@ def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
         found = tokenize.tokens(word)
         # A longer CJK stop word of the lists gives no bigrams (関係 in 관계가 있다 is a
         # word of its own); our own few do.
-        if len(found) == 1 or not _CJK.search(word) or word in EXTRA_STOP:
+        if len(found) == 1 or not _CJK.search(word) or word in EXTRA_STOP or word in WEAK:
             tokens.update(t for t in found if t not in KEEP)
     if len(tokens) < 500:  # the lists ship with the package: their absence is a broken install
         raise RuntimeError("the stop-words package gave almost no stop words: reinstall memoryd")
@@ -135,38 +161,95 @@ def _idf(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
-def score_candidates(hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int]) -> list[Scored]:
-    """Score each hit by the prompt's content words it holds (pure: index data given)."""
+def _units(terms: Sequence[str]) -> list[list[str]]:
+    """The prompt's words as units: a compound and those of its parts that are terms too
+    are one unit (DEPLOY_ENV is one piece of evidence, not three); other words alone."""
+    present = set(terms)
+    owner: dict[str, str] = {}
+    for term in terms:
+        if _COMPOUND.search(term):
+            for part in tokenize.tokens(term)[1:]:
+                if part in present and part != term:
+                    owner.setdefault(part, term)
+    units: dict[str, list[str]] = {}
+    for term in terms:
+        units.setdefault(owner.get(term, term), []).append(term)
+    return list(units.values())
+
+
+def _is_common(df: int, total: int) -> bool:
+    """True when so many memories hold a word that it says nothing about which is meant."""
+    return df > max(COMMON_MIN, COMMON_SHARE * total)
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    """What scoring needs of a prompt: its units, each word's forms and weight, the words
+    that decide, and the weight a memory covering all of it holds."""
+
+    units: list[list[str]]
+    forms: dict[str, tuple[str, ...]]
+    weight: dict[str, float]
+    decisive: frozenset[str]
+    whole: float
+
+
+def _prompt(terms: Sequence[str], total: int, df: dict[str, int]) -> _Prompt:
     forms = {t: word_forms(t) for t in terms}
     held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
     # A word no memory holds weighs as the rarest one held: it says the prompt may be
     # about something else. Not counted when absent: a CJK bigram (mostly two words'
     # seam, 部署到 → 署到) and a compound whose parts are terms too (err_pnpm_no_lockfile).
     weight = {t: _idf(total, held[t] or 1) for t in terms}
-    whole = sum(w for t, w in weight.items() if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))) or 1.0
+    counted = {t for t in terms if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))}
+    units = _units(terms)
+    # The weightiest few units: a long prompt's chat around one question does not
+    # dilute it, a short prompt about something not stored still covers little.
+    unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
+    decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
+    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0)
+
+
+def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int, bool, bool]:
+    """(score, weight covered, units matched, strong evidence, a deciding word anywhere).
+    Strong: a deciding word in the title, description or tags, or a deciding identifier
+    (DEPLOY_ENV, r.Context, src/app.py) anywhere: no word in passing."""
+    score = covered = 0.0
+    matched, strong, decides = 0, False, False
+    for unit in prompt.units:
+        top = best = 0.0
+        for term in unit:
+            forms, weight = prompt.forms[term], prompt.weight[term]
+            if any(f" {f} " in head for f in forms):
+                top, best = max(top, weight), max(best, weight)
+                strong = strong or term in prompt.decisive
+            elif any(f" {f} " in body for f in forms):
+                best = max(best, weight)
+                strong = strong or (term in prompt.decisive and bool(_COMPOUND.search(term)))
+            else:
+                continue
+            decides = decides or term in prompt.decisive
+        if best:
+            score += max(top, BODY_ONLY * best)
+            covered += best
+            matched += 1
+    return score, covered, matched, strong, decides
+
+
+def score_candidates(hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int]) -> list[Scored]:
+    """Score each hit by the prompt's content words it holds (pure: index data given)."""
+    prompt = _prompt(terms, total, df)
     scored = []
     for hit in hits:
         streams = fields.get(str(hit.memory.path))
         if streams is None:
             continue
-        head, body = "".join(streams[:3]), streams[3]
-        score = covered = 0.0
-        matched = in_head = 0
-        for term in terms:
-            if any(f" {f} " in head for f in forms[term]):
-                score += weight[term]
-                in_head += 1
-            elif any(f" {f} " in body for f in forms[term]):
-                score += BODY_ONLY * weight[term]
-            else:
-                continue
-            covered += weight[term]
-            matched += 1
-        # One word in passing ("write" in a body) is no evidence; two words, or one in
-        # the title, description or tags, are.
-        if matched >= 2 or in_head:
+        score, covered, matched, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
+        # Evidence: a word that decides (not common in this store), and two words or a
+        # strong one. One word in passing is none.
+        if decides and (matched >= 2 or strong):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
-            scored.append(Scored(hit, score * lift, covered / whole))
+            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole)))
     return scored
 
 
@@ -207,13 +290,19 @@ def relevant_hits(
         return []
     forms = list(dict.fromkeys(f for t in terms for f in word_forms(t)))
     df = index.doc_counts(forms)
-    if not df:
-        return []  # no memory holds any of its words
+    total = index.count()
+    # Candidates come from the words that can decide, the rarest first: a memory found
+    # by common words alone could never pass, and their postings are what costs.
+    deciding = [f for f in forms if df.get(f) and not _is_common(df[f], total)]
+    chosen = rarest_within_budget(deciding, df, SEARCH_POSTINGS)[:MAX_TERMS]
+    if not chosen:
+        return []  # no memory holds a word of it that could decide
     found = index.search_any(
-        " ".join(forms), roots, CANDIDATES, now, MAX_TERMS, project=project, exclude_id=exclude_id, counts=df
-    )
+        " ".join(chosen), roots, CANDIDATES, now, len(chosen),
+        project=project, exclude_id=exclude_id, counts={f: df[f] for f in chosen},
+    )  # fmt: skip
     hits = [h for h in found if not h.memory.hard_rule and h.memory.id not in skip_ids]
     if not hits:
         return []
     fields = index.field_tokens([h.memory.path for h in hits])
-    return above_floor(score_candidates(hits, terms, fields, index.count(), df), k)
+    return above_floor(score_candidates(hits, terms, fields, total, df), k)

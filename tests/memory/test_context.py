@@ -114,15 +114,16 @@ def test_words_most_memories_hold_do_not_decide(index: SearchIndex, trees: list[
 def test_budgets_bound_the_inventory_and_the_previews(index: SearchIndex, trees: list[MemoryRoot], project_root: MemoryRoot) -> None:
     for n in range(60):
         write_memory(project_root.path, f"fact/f{n:02}.md", f"title: Fact number {n:02} about deploys\nkind: fact\nid: f{n:02}\n"
-                     f"updated: 2025-01-{1 + n % 28:02}", "deploy " * 200)  # fmt: skip
+                     f"updated: 2025-01-{1 + n % 28:02}", ("rollout " if n < 10 else "deploy ") * 200)  # fmt: skip
     index.sync_root(project_root)
-    context = build_context(index, trees, NOW, prompt="deploy", budgets=Budgets(inventory_chars=400, recall_k=2, recall_chars=300))
+    # "rollout": ten memories hold it (a word sixty of them hold decides nothing)
+    context = build_context(index, trees, NOW, prompt="deploy rollout", budgets=Budgets(inventory_chars=400, recall_k=2, recall_chars=300))
     assert len(context.inventory) <= 400
     assert context.inventory.splitlines()[0].startswith("- [lesson]")  # lessons first, whatever the budget
     assert context.inventory.splitlines()[-1].startswith("… ") and "more" in context.inventory
     relevant = context.block.split("## Relevant to the first prompt\n", 1)[1].split("\n</memoryd-context>")[0]
     assert len(relevant.splitlines()) == 2 and all(len(line) <= 150 for line in relevant.splitlines())
-    none = build_context(index, trees, NOW, prompt="deploy", budgets=Budgets(recall_k=0))
+    none = build_context(index, trees, NOW, prompt="rollout", budgets=Budgets(recall_k=0))
     assert "Relevant to the first prompt" not in none.block
 
 
@@ -178,8 +179,9 @@ def test_prompt_search_sees_only_the_callers_trees_even_when_others_rank_higher(
 ) -> None:
     # Another project holds many better matches than the caller's only one: the cheap
     # candidate pass finds none the caller may see, and the full query answers instead.
+    # (Fifteen: a word that most memories of the index hold decides nothing.)
     other = MemoryRoot(tmp_path / "work" / "billing" / ".memory", "project")
-    for n in range(80):
+    for n in range(15):
         write_memory(other.path, f"fact/z{n:02}.md", f"title: zebra quokka {n}\nkind: fact\nid: z{n:02}", "zebra quokka " * 20)
     index.sync_root(other)
     mine = trees[0]

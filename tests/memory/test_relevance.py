@@ -1,0 +1,66 @@
+"""The relevance floor: which words may decide that a memory is about the prompt."""
+
+from __future__ import annotations
+
+from daemon.memory import relevance
+from daemon.memory.context import build_context
+from daemon.memory.index import SearchIndex
+from daemon.memory.roots import MemoryRoot
+from tests.memory.conftest import NOW, write_memory
+
+
+def shown(index: SearchIndex, roots: list[MemoryRoot], prompt: str) -> tuple[str, ...]:
+    return build_context(index, roots, NOW, prompt=prompt).relevant_ids
+
+
+def test_words_of_every_bug_report_never_decide(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    write_memory(project_root.path, "gotcha/probe.md", "title: Rollout fails when the probe errors\nkind: gotcha\nid: probe",
+                 "The rollout failed: the readiness probe returned an error and the fix was a startupProbe.")  # fmt: skip
+    write_memory(project_root.path, "gotcha/zh.md", "title: 就绪探针超时导致滚动发布失败\nkind: gotcha\nid: zh", "改成 startupProbe。")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "it fails with an error, can you fix it?") == ()
+    assert shown(index, roots, "测试失败了，帮我看看") == ()
+    assert shown(index, roots, "the readiness probe fails during the rollout") == ("probe",)
+    assert all(relevance.is_stop(t) for t in ("fails", "error", "broken", "失败", "실패", "修正"))
+
+
+def test_a_word_many_memories_hold_never_decides(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    for n in range(30):
+        write_memory(project_root.path, f"fact/c{n}.md", f"title: Config note {n}\nkind: fact\nid: c{n}",
+                     f"The config and the test of release {n} were updated.")  # fmt: skip
+        write_memory(project_root.path, f"fact/o{n}.md", f"title: Other note {n}\nkind: fact\nid: o{n}", "Nothing alike.")
+        write_memory(project_root.path, f"fact/p{n}.md", f"title: Plain note {n}\nkind: fact\nid: p{n}", "Nothing alike.")
+    write_memory(project_root.path, "lesson/vat.md", "title: VAT config is rounded once\nkind: lesson\nid: vat",
+                 "Round the VAT total at the end, in the config of the invoice test.")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    # config, test and release: thirty of the memories hold each of them
+    assert shown(index, roots, "the config and the test of the release") == ()
+    assert shown(index, roots, "where is the VAT config?") == ("vat",)
+
+
+def test_an_identifier_in_the_body_is_evidence_alone(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    write_memory(project_root.path, "sessions/s1.md", "title: Typo in the environment file\nkind: session\nid: s1",
+                 "Outcome: a typo in the DEPLOY_ENV variable; fixed in .env.production.")  # fmt: skip
+    write_memory(project_root.path, "fact/other.md", "title: Nightly jobs\nkind: fact\nid: other", "The variable is set nightly.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "DEPLOY_ENV 好像写错了") == ("s1",)
+    assert shown(index, roots, "what is this variable?") == ()  # one word in passing is not
+
+
+def test_a_long_chatty_prompt_still_finds_its_memory(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    write_memory(project_root.path, "sessions/af.md", "title: Airflow scheduler stuck after upgrade\nkind: session\nid: af",
+                 "Outcome: the metadata database migration had not been run; airflow db migrate fixed it.")  # fmt: skip
+    write_memory(project_root.path, "fact/dbt.md", "title: Transformations live in dbt\nkind: decision\nid: dbt", "Airflow triggers dbt.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    prompt = ("Hi! Hope you're doing well. So, I've spent the whole morning trying to work out why the Airflow "
+              "scheduler won't schedule anything after we bumped the version, and honestly I'm out of ideas.")  # fmt: skip
+    assert shown(index, roots, prompt) == ("af",)
+
+
+def test_a_compound_and_its_parts_are_one_piece_of_evidence() -> None:
+    units = relevance._units(["deploy_env", "deploy", "env", "variable", "src/app/main.py", "main.py", "main", "py"])
+    assert units == [["deploy_env", "deploy", "env"], ["variable"], ["src/app/main.py", "main.py", "main", "py"]]
