@@ -1,13 +1,19 @@
 """Scrubber false positives and throughput, measured on real text that holds no secret.
 
-    python bench/bench_scrub.py [--mb N] [--show K] [--corpus NAME ...]
+    python bench/bench_scrub.py [--mb N] [--show K] [--top K] [--corpus NAME ...]
+                                [--lockfile PATH ...] [--baseline OLD_SCRUB_PY]
 
 Corpora: the interpreter's standard library source (`stdlib`), the installed packages of
 this interpreter (`packages`: sources, METADATA, RECORD files), a real lockfile (`lockfile`:
-the npm package-lock.json of the OpenCode install under .cache/, or a generated one), and
-this repository's `git log` (`gitlog`). Each is cut at --mb megabytes. Every `[REDACTED:`
-marker `redact()` adds is a false positive (these texts hold no credential); the figures
-are markers per MB and MB per CPU second. `--show K` prints K redactions with their context.
+--lockfile, or a package-lock.json npm resolves for two dozen popular packages, built once
+under bench/out/), and this repository's `git log -p` (`gitlog`: messages and the diffs of
+everything but tests/; `gitlog-tests`: the diffs of tests/, which plant fake credentials on
+purpose, so their redactions are expected). Each is cut at --mb megabytes.
+Every redaction is a false-positive candidate (these texts hold no live credential); the
+figures are redactions per MB and MB per CPU second, and the most frequent redactions by
+kind, the characters before them and the shape of the value (`[a-z0-9]{24}`), never the
+value. `--show K` prints K of them with their file; `--baseline` measures an older scrubber
+module (e.g. `git show <rev>:daemon/scrub.py`) on the same text.
 """
 
 from __future__ import annotations
@@ -27,8 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import daemon.scrub  # noqa: E402
-
-redact = daemon.scrub.redact
 
 MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
@@ -52,88 +56,154 @@ def packages() -> Iterator[tuple[str, str]]:
         yield str(path.relative_to(root)), path.read_text(encoding="utf-8", errors="replace")
 
 
-def lockfile() -> Iterator[tuple[str, str]]:
-    found = sorted((ROOT / ".cache").glob("*/package-lock.json")) if (ROOT / ".cache").exists() else []
-    size = 0
-    for path in found[:3]:
-        text = path.read_text(encoding="utf-8")
-        size += len(text)
-        yield path.name, text
-    if size < 2_000_000:  # too small to measure: add one of the shape npm writes (sha512 integrity)
-        import base64
-        import hashlib
+LOCK_PACKAGES = (
+    "jest eslint webpack webpack-cli typescript @babel/core @babel/preset-env next react react-dom vite "
+    "@angular/core aws-sdk firebase-tools gatsby @storybook/react @nestjs/core @nestjs/cli @aws-sdk/client-s3 "
+    "@aws-sdk/client-dynamodb nuxt expo react-native mongoose sequelize prisma puppeteer"
+).split()
 
-        packages = {}
-        for i in range(20000):
-            digest = base64.b64encode(hashlib.sha512(str(i).encode()).digest()).decode()
-            packages[f"node_modules/pkg-{i}"] = {
-                "version": f"1.{i % 30}.{i % 7}",
-                "resolved": f"https://registry.npmjs.org/pkg-{i}/-/pkg-{i}-1.0.0.tgz",
-                "integrity": f"sha512-{digest}",
-            }
-        yield "package-lock.json (generated)", json.dumps({"lockfileVersion": 3, "packages": packages}, indent=2)
+
+def _npm_lockfile(folder: Path) -> None:
+    """A real package-lock.json, resolved by npm from the registry (no package is installed)."""
+    (folder / "package.json").write_text('{"name": "fp-corpus", "version": "1.0.0"}\n')
+    subprocess.run(
+        ["npm", "install", "--package-lock-only", "--legacy-peer-deps", "--ignore-scripts", "--no-audit", "--no-fund", *LOCK_PACKAGES],
+        cwd=folder, check=True, capture_output=True, timeout=900,
+    )
+
+
+def lockfile() -> Iterator[tuple[str, str]]:
+    paths = list(LOCKFILES)
+    if not paths:
+        from datasets import cached  # bench/datasets.py: built once under bench/out/
+
+        try:
+            paths = [cached("npm-lockfile", _npm_lockfile) / "package-lock.json"]
+        except (OSError, subprocess.SubprocessError) as exc:
+            sys.exit(f"bench_scrub: cannot build a real lockfile with npm ({exc}); pass --lockfile PATH")
+    for path in paths:
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+# Tests plant fake credentials on purpose (the scrubber's catalogue, the leak tests of every
+# part), as did this benchmark's warm-up line once: their diffs are a corpus of their own
+# (`gitlog-tests`), whose redactions are expected; `gitlog` is the rest of the history.
+PLANTED = re.compile(r"^(?:tests/|bench/bench_scrub\.py$)")
+
+
+def _log_chunks() -> Iterator[tuple[str, str]]:
+    """`git log -p` of this repository, one text per commit message and per file diff."""
+    text = subprocess.run(["git", "-C", str(ROOT), "log", "-p", "--no-color"], capture_output=True, text=True, check=True).stdout
+    for chunk in re.split(r"(?m)^(?=commit [0-9a-f]{40}$|diff --git )", text):
+        path = re.match(r"diff --git a/(\S+)", chunk)
+        yield (path.group(1) if path else "commit message"), chunk
 
 
 def gitlog() -> Iterator[tuple[str, str]]:
-    text = subprocess.run(["git", "-C", str(ROOT), "log", "--stat"], capture_output=True, text=True, check=True).stdout
-    yield "git log --stat", text
+    return ((label, chunk) for label, chunk in _log_chunks() if not PLANTED.match(label))
 
 
-CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog}
+def gitlog_tests() -> Iterator[tuple[str, str]]:
+    return ((label, chunk) for label, chunk in _log_chunks() if PLANTED.match(label))
 
 
-def measure(name: str, limit_mb: float, show: int) -> dict:
-    redact("warm up: token=abc123XYZ https://u:p4ss@h sk-" + "a" * 30)  # first-use regex compiles
+CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests}
+LOCKFILES: list[Path] = []
+
+
+def shape(value: str) -> str:
+    """What a redacted value looked like, without the value: its character classes and
+    length (`[a-z0-9]{24}`, `[A-Za-z0-9+/]{44}`)."""
+    classes = "".join(c for c, test in (("A-Z", str.isupper), ("a-z", str.islower), ("0-9", str.isdigit)) if any(test(ch) for ch in value if ch.isascii()))
+    others = "".join(sorted({ch for ch in value if not (ch.isascii() and ch.isalnum())}))
+    return f"[{classes}{re.escape(others) if others else ''}]{{{len(value)}}}"
+
+
+def _context(text: str, start: int) -> str:
+    """The few characters before a redaction (`password = '`, `sha256=`), letters kept."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return text[max(line_start, start - 16) : start].lstrip()
+
+
+def redactions(scrubber, text: str) -> list[tuple[str, str, str]]:
+    """(kind, shape of the value, context before it) of each redaction `scrubber` makes."""
+    if scrubber is daemon.scrub.redact:
+        return [(kind, shape(text[s:e]), _context(text, s)) for s, e, kind in daemon.scrub.find_spans(text)]
+    # Another scrubber (an older module): align its output with the input between markers.
+    out = scrubber(text)
+    found, pos = [], 0
+    pieces = MARKER.split(out)  # literal, kind, literal, kind, …
+    for i in range(1, len(pieces), 2):
+        pos += len(pieces[i - 1])
+        nxt = pieces[i + 1]
+        end = text.find(nxt[:40], pos + 1) if nxt else len(text)
+        found.append((pieces[i], shape(text[pos:end]), _context(text, pos)))
+        pos = max(end, pos)
+    return found
+
+
+def _read(name: str, limit_mb: float) -> tuple[list[tuple[str, str]], int]:
     texts, size = [], 0
     for label, text in CORPORA[name]():
         texts.append((label, text))
         size += len(text.encode("utf-8"))
         if size >= limit_mb * 1e6:
             break
+    return texts, size
+
+
+def measure(name: str, scrubber, limit_mb: float, show: int, top: int) -> dict:
+    scrubber("warm up: the first call compiles the patterns\n" * 3)
+    texts, size = _read(name, limit_mb)
     # CPU time of this process: the machine may be busy with other work.
     start = time.process_time()
-    outputs = [redact(text) for _, text in texts]
+    for _, text in texts:
+        scrubber(text)
     seconds = time.process_time() - start
     kinds: Counter[str] = Counter()
+    shapes: Counter[str] = Counter()
     shown = 0
-    for (label, text), out in zip(texts, outputs):
-        added = Counter(MARKER.findall(out)) - Counter(MARKER.findall(text))
-        kinds.update(added)
-        if added and shown < show:
-            for m in MARKER.finditer(out):
-                if shown >= show:
-                    break
-                line_start = out.rfind("\n", 0, m.start()) + 1
-                line_end = out.find("\n", m.end())
-                print(f"  {label}: {out[line_start:line_end if line_end >= 0 else None][:160]}")
+    for label, text in texts:
+        if scrubber is not daemon.scrub.redact and MARKER.search(text):
+            continue  # (markers already there would misalign an older scrubber's output)
+        for kind, form, before in redactions(scrubber, text):
+            kinds[kind] += 1
+            shapes[f"{kind} {before!r} {form}"] += 1
+            if shown < show:
+                print(f"  {label}: {kind} after {before!r}: {form}")
                 shown += 1
     mb = size / 1e6
     total = sum(kinds.values())
     return {"corpus": name, "mb": round(mb, 2), "redactions": total, "per_mb": round(total / mb, 2) if mb else 0,
-            "mb_per_s": round(mb / seconds, 2), "kinds": dict(kinds.most_common(8))}
+            "mb_per_s": round(mb / seconds, 2), "kinds": dict(kinds.most_common(8)), "top": shapes.most_common(top)}
+
+
+def _load(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("baseline_scrub", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.redact
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=20.0, help="megabytes read per corpus (default 20)")
-    parser.add_argument("--show", type=int, default=0, help="print this many redactions per corpus")
+    parser.add_argument("--show", type=int, default=0, help="print this many redactions per corpus (kind, context, shape)")
+    parser.add_argument("--top", type=int, default=10, help="how many of the most frequent redaction shapes to list (default 10)")
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), help="only these corpora")
+    parser.add_argument("--lockfile", action="append", type=Path, default=[], help="a lockfile to read (default: one npm resolves, kept in bench/out/)")
     parser.add_argument("--baseline", type=Path, help="also measure the redact() of this scrubber module file (e.g. an older scrub.py)")
     args = parser.parse_args()
-    global redact
+    LOCKFILES.extend(args.lockfile)
     scrubbers = {"current": daemon.scrub.redact}
     if args.baseline:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("baseline_scrub", args.baseline)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up
-        spec.loader.exec_module(module)
-        scrubbers["baseline"] = module.redact
+        scrubbers["baseline"] = _load(args.baseline)
     for name in args.corpus or list(CORPORA):
         for label, scrubber in scrubbers.items():
-            redact = scrubber
-            print(json.dumps({"scrubber": label, **measure(name, args.mb, args.show)}))
+            print(json.dumps({"scrubber": label, **measure(name, scrubber, args.mb, args.show, args.top)}), flush=True)
 
 
 if __name__ == "__main__":

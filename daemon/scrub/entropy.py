@@ -35,6 +35,10 @@ _PUBLIC_PREFIXES = (
     "resp_", "run_", "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-", "proj_", "user-", "evt_",
     "cus_", "pi_", "ch_", "in_", "sub_", "price_", "prod_", "acct_", "pm_", "seti_", "src_", "txn_", "po_", "tr_",
 )
+# Base64 of a file's magic bytes: gzip, zip, PNG, JPEG, GIF, PDF, bzip2, xz, zstd, WebAssembly.
+_DATA_PREFIXES = ("H4sI", "UEsDB", "iVBORw0KGgo", "/9j/", "R0lGOD", "JVBERi0", "QlpoO", "/Td6WFo", "KLUv/", "AGFzbQ")
+# A hexadecimal literal, float or not (`0x6487ed5110b460p-53`, `0xDEADBEEF00000000`).
+_HEX_LITERAL = re.compile(r"0[xX][0-9a-fA-F_]*\.?[0-9a-fA-F_]*(?:[pP][+\-]?[0-9]+)?")
 _AWS_WORDS = ("aws", "akia", "asia", "secret access key")
 
 
@@ -55,17 +59,21 @@ def _decodes_to_text(token: str) -> bool:
         try:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError:
-            continue
+            # A MIME encoded word in Latin-1 (`=?iso-8859-1?b?…`): mostly ASCII text.
+            decoded = raw.decode("latin-1")
+            if sum(1 for c in decoded if " " <= c <= "~") < 0.8 * len(decoded):
+                continue
         if sum(1 for c in decoded if c.isprintable() or c in "\t\r\n") / len(decoded) > 0.95:
             return True
     return False
 
 
-def _random_core(token: str) -> bool:
+def _random_core(token: str, padded: bool = False) -> bool:
     """Judge a token by its parts: `TLS_AES_128_GCM_SHA256` or `N14x509_object_st4` are names
     made of short pieces; a path is judged segment by segment; a generated token has a long
-    random stretch even when a prefix (`sk_live_`) or a url-safe `-`/`_` splits it."""
-    if "/" in token and "+" not in token and not token.endswith("="):
+    random stretch even when a prefix (`sk_live_`) or a url-safe `-`/`_` splits it. (Base64
+    with `=` padding is no path.)"""
+    if "/" in token and "+" not in token and not padded:
         return any(_random_core(part) for part in token.split("/") if len(part) >= MIN_LEN)
     if "_" in token or "-" in token:
         longest = max(re.split(r"[_\-]", token), key=len)
@@ -105,12 +113,14 @@ def find_tokens(text: str) -> Iterator[Span]:
     """Random-looking tokens that are not digests, ids, public keys or encoded text."""
     for m in _TOKEN.finditer(text):
         token = m.group(0)
-        core = token.rstrip("=")
+        core = token.rstrip("=").strip("-")  # (`--boundary--` of a MIME part, `--flag`)
         if not _DIGIT.search(core) or core.isdigit():  # most long runs in code: names, no digit
             continue
         start, end = m.start(), m.end()
         # Cheapest first: a prefix, the shape, then the words before it.
-        if core.startswith(_PUBLIC_PREFIXES) or not looks_random(core, MIN_LEN) or not _random_core(core):
+        if core.startswith(_PUBLIC_PREFIXES) or not looks_random(core, MIN_LEN) or not _random_core(core, token.endswith("=")):
+            continue
+        if core.startswith(_DATA_PREFIXES) or _HEX_LITERAL.fullmatch(core):
             continue
         if _NOT_SECRET_BEFORE.search(text, max(0, start - 40), start):
             continue

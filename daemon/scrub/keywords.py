@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_random, password_like, trie_regex
+from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
 # A secret-ish word inside a name, then the rest of the name and an assignment operator.
 _ASSIGN = re.compile(  # run over the lower-cased text
     r"(?:pass|pwd|pw|secret|token|key|auth|cred|sig(?:nature)?(?![a-z])|pat(?![a-z])|hmac)"
-    r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]?)[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\]))[ \t]*"
+    r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*"
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -87,16 +87,19 @@ def _name_start(text: str, pos: int) -> int:
     return pos
 
 
-def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "") -> bool:
-    """True when `value`, bound to a name that needs `need`, is a secret."""
+def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "", call: bool = False) -> bool:
+    """True when `value`, bound to a name that needs `need`, is a secret. A literal passed
+    to a call (`setAccessToken("…")`, `getToken("refresh_token")`) must look generated."""
     if value.lower().startswith("base64:"):  # Laravel's APP_KEY
         value = value[7:]
+    if call:
+        return not is_placeholder(value) and looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75)
     if need == "literal":
         return literal_secret(value, quoted, spaced, name)
     if is_placeholder(value) or (not quoted and is_code(value, name)):
         return False
     if need == "random":
-        return looks_random(value, 16, allow_hex=True, words=0.75)
+        return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
     return looks_random(value, 20)
 
 
@@ -113,9 +116,35 @@ def find_assignments(text: str, low: str) -> Iterator[Span]:
         value = text[vstart:vend]
         op = match.group("op")
         spaced = op == "=" and text[match.start("op") - 1 : match.start("op")] in (" ", "\t") and not quoted
-        if value and judge_value(value, need, quoted, spaced, name):
+        if value and judge_value(value, need, quoted, spaced, name, call=op == "("):
             kind = "aws_secret_key" if "aws" in name.lower() and "secret" in name.lower() else "assignment"
             yield vstart, vend, kind
+    yield from _find_pairs(text, low)
+
+
+# A value whose name stands apart: `<password>…</password>`, a Kubernetes or ECS
+# environment entry (`- name: X_TOKEN` then `value: …`, `{"name": "X_TOKEN", "value": "…"}`).
+_ELEMENT = re.compile(r"<(?P<name>[a-z_][\w.\-:]*)>[ \t]*(?P<val>[^<\s]{6,200})[ \t]*</(?P=name)>")
+_PAIR = re.compile(
+    r"[\"']?name[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w.\-]+)[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+    r"[\"']?value[\"']?[ \t]*[:=][ \t]*"
+)
+
+
+def _find_pairs(text: str, low: str) -> Iterator[Span]:
+    if "</" in low:
+        for m in _ELEMENT.finditer(low):
+            need = judge_name(text[m.start("name") : m.end("name")])
+            value = text[m.start("val") : m.end("val")]
+            if need and judge_value(value, need, True, False, m.group("name")):
+                yield m.start("val"), m.end("val"), "assignment"
+    if "value" in low:
+        for m in _PAIR.finditer(low):
+            name = text[m.start("name") : m.end("name")]
+            need = judge_name(name)
+            vstart, vend, quoted = _value_at(text, m.end())
+            if need and vend > vstart and judge_value(text[vstart:vend], need, quoted, False, name):
+                yield vstart, vend, "assignment"
 
 
 _FLAG = re.compile(
@@ -200,7 +229,8 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
 
 
 _PROSE_NAME = re.compile(r"(?:password|passphrase|passwd|passcode|pass word|pin|api key|access key|secret key|key|token|secret)s?\b")
-_PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)\b[ \t]*[:=]?[ \t]*[\"'`]?(?P<val>[^\s\"'`]+)")
+# The verb is a word of prose: a space or a colon follows it (`(?:is|was)` in a regex is code).
+_PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"'`]?(?P<val>[^\s\"'`]+)")
 _LOGIN = re.compile(
     r"(?:login|log-in|credentials?|creds|user(?:name)?|account)\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
     r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})"
@@ -220,7 +250,7 @@ def find_prose(text: str, low: str) -> Iterator[Span]:
                 value = v.group("val").rstrip(".,;:!?)]")
                 if v.start() > 60:
                     break
-                if (password_like(value) if strong else looks_random(value, 16, allow_hex=True, words=0.6) and not is_code(value)):
+                if (password_like(value) if strong else looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)):
                     start = m.end() + v.start("val")
                     yield start, start + len(value), "password"
                     break

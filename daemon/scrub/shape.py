@@ -45,6 +45,9 @@ PLACEHOLDER_WORDS = frozenset(
 )
 _PLACEHOLDER_PARTS = ("your", "xxxx", "****", "....", "…", "placeholder", "changeme", "replace", "dummy", "example", "insert", "redacted", "<", ">")
 
+# A version or a version range (`^4.0.0`, `~1.2`, `>=2.0.0-rc.1`, `v1.18.33`): the value of a
+# dependency named `@octokit/auth-token` in a lockfile, never a secret.
+_VERSION = re.compile(r"^(?:[\^~<>=]{0,2}[ \t]*v?[0-9]+(?:\.[0-9x*]+){1,3}(?:[-+][0-9A-Za-z.\-]+)?(?:[ \t]*(?:\|\||-|,)?[ \t]*)?)+$")
 _PLACEHOLDER_STARTS = ("my-", "my_", "the-", "the_", "some-", "some_", "test-", "test_", "fake", "sample", "demo", "mock")
 
 
@@ -77,11 +80,12 @@ def is_hex(value: str) -> bool:
     return bool(_HEX.match(value))
 
 
-def looks_random(value: str, min_len: int = 20, allow_hex: bool = False, words: float = 0.45) -> bool:
+def looks_random(value: str, min_len: int = 20, allow_hex: bool = False, words: float = 0.45, floor: float = 0.82) -> bool:
     """True when `value` has the shape of a generated secret rather than a word or a digest.
 
     Random strings of a token alphabet mix letters and digits, spread over many distinct
-    characters (entropy near the most their length allows), and rarely read as words.
+    characters (entropy near the most their length allows: `floor` of it), and rarely read
+    as words. A name that says "secret" lets a value prove less (a lower `floor`).
     """
     n = len(value)
     if n < min_len or not _DIGIT.search(value) or not _TOKEN_CHARS.match(value):
@@ -98,16 +102,44 @@ def looks_random(value: str, min_len: int = 20, allow_hex: bool = False, words: 
     else:
         alphabet = 36
     ceiling = math.log2(min(n, alphabet))
-    if entropy(value) < 0.82 * ceiling:
+    if entropy(value) < floor * ceiling:
         return False
     # Hex has no words; elsewhere a random string rarely has more than a third in word runs.
     # In one case with many digits (base36, base32) letters run together by chance: the digits
-    # spread through it are the sign of a generated string there.
-    if alphabet == 36 and len(_DIGIT.findall(value)) >= 0.15 * n:
+    # spread through it are the sign of a generated string there (base32 has six
+    # digits of 32; names joined by `_` have a few: `chacha20poly1305_encrypt`).
+    if alphabet == 36 and len(_DIGIT.findall(value)) >= (0.1 if value.isalnum() else 0.15) * n:
         pass
     elif alphabet != 16 and word_share(value) >= (words if alphabet == 62 else words - 0.1):
         return False
     return _sequential_share(value) <= 0.3
+
+
+def is_path(value: str) -> bool:
+    """`/etc/app/token`, `./key.pem`, `C:\\keys`; not base64 that happens to start with `/`
+    (a path has no `+`, no `=` padding, and reads as words between its slashes)."""
+    if not _PATHLIKE.search(value):
+        return False
+    if value.startswith("/") and ("+" in value or value.endswith("=") or looks_random(value.replace("/", ""), 20)):
+        return False
+    return True
+
+
+def is_version(value: str) -> bool:
+    return bool(_VERSION.match(value))
+
+
+# A vendor's prefix before a generated body: `zrb_live_`, `qx-`, `acme_sk_`.
+_VENDOR_PREFIX = re.compile(r"^[A-Za-z]{1,10}(?:[_\-][A-Za-z]{2,8}){0,2}[_\-]")
+
+
+def looks_generated(value: str, min_len: int = 16, allow_hex: bool = True, words: float = 0.75, floor: float = 0.82) -> bool:
+    """looks_random(), or a vendor's prefix before a body that looks random by itself (the
+    prefix's letters would count as words, and its case can differ from the body's)."""
+    if looks_random(value, min_len, allow_hex, words, floor):
+        return True
+    m = _VENDOR_PREFIX.match(value)
+    return bool(m) and len(value) - m.end() >= 16 and looks_random(value[m.end() :], 16, allow_hex, words, floor)
 
 
 def is_placeholder(value: str) -> bool:
@@ -138,7 +170,7 @@ def is_code(value: str, key: str = "") -> bool:
     """True when an unquoted `value` reads as code: a reference, call, attribute, type or path."""
     if not value:
         return True
-    if _REFERENCE.search(value) or _PATHLIKE.search(value):
+    if _REFERENCE.search(value) or is_path(value):
         return True
     if any(c in value for c in "()[]{}") and not looks_random(value, 16):
         return True
@@ -163,7 +195,7 @@ def _norm(value: str) -> str:
 def password_like(value: str) -> bool:
     """A value offered as a password in prose or a command: it has a digit or a symbol mixed
     with letters, or is long; a plain word ("stored", "incorrect") is not one."""
-    if len(value) < 6 or is_placeholder(value) or is_code(value):
+    if len(value) < 6 or is_placeholder(value) or is_code(value) or is_version(value):
         return False
     if len(value) >= 16 and classes(value) >= 2:
         return True
@@ -173,19 +205,19 @@ def password_like(value: str) -> bool:
 def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> bool:
     """A value bound to a strong name (password, secret, token): a secret unless it is code,
     a placeholder, a template, prose, or too short to be one."""
-    if len(value) < 6 or is_placeholder(value):
+    if len(value) < 6 or is_placeholder(value) or is_version(value):
         return False
     if quoted:
         if re.search(r"\s", value) or _REFERENCE.search(value) or "{{" in value or "%s" in value or "{}" in value:
             return False
-        if _PATHLIKE.search(value) or (value.isupper() and not _DIGIT.search(value)):
+        if is_path(value) or (value.isupper() and not _DIGIT.search(value)):
             return False
         if not _DIGIT.search(value) and _CAMEL_WORDS.match(value):  # `challengePassword`, `IAmSensitive`
             return False
         return not (key and _norm(value) in _norm(key))
     if is_code(value, key):
         return False
-    if spaced and not looks_random(value, 16) and not (_SPACED_LITERAL.match(value) and _DIGIT.search(value) and re.search(r"[A-Za-z]", value)):
+    if spaced and not looks_random(value, 16, words=0.6) and not (_SPACED_LITERAL.match(value) and _DIGIT.search(value) and re.search(r"[A-Za-z]", value)):
         # `password = getpass_for_user`, `token = 1*tchar`: with spaces round `=` and no
         # quotes this is code, unless it is a word of letters and digits (an INI file).
         return False

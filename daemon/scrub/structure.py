@@ -18,7 +18,12 @@ _PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # pasted without its BEGIN line still starts like this; a certificate does not.
 _KEY_BODY_START = r"(?:MII[A-Za-z0-9+/]{3}IBA[AD]|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)"
 _KEYS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("-----begin", re.compile(rf"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:{_PEM_END}|\Z)")),
+    # A BEGIN line with a body after it (past armour headers such as `Proc-Type:`), to its
+    # END line or the end of the text; the armour alone is a constant in code, not a key.
+    ("-----begin", re.compile(
+        rf"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        rf"(?=(?:\s|\\[rn]|[A-Za-z\-]+:[^\n]*)*[A-Za-z0-9+/=]{{16}})[\s\S]*?(?:{_PEM_END}|\Z)"
+    )),
     # A body whose BEGIN line was cut off: base64 lines that run into the END line…
     ("-----end", re.compile(rf"(?m)(?:^[ \t]*[A-Za-z0-9+/=]{{16,100}}[ \t]*\r?\n)+[ \t]*{_PEM_END}")),
     # …or that start like a DER/OpenSSH private key (escaped \n as in JSON included).
@@ -46,13 +51,17 @@ def find_keys(text: str, low: str) -> Iterator[Span]:
 
 
 # After `://`: the userinfo of a URL (the scheme before it is not needed to judge it).
-_URL = re.compile(r"://(?P<user>[^\s:/@'\"<>`]*)(?::(?P<pw>[^\s@/'\"<>`]*))?@(?=[\w\[])")
+# (A password with a raw `/` is no valid URL, but base64 pasted into one has them: such a
+# password must look random, and cannot be a port before a path.)
+_URL = re.compile(r"://(?P<user>[^\s:/@'\"<>`]*)(?::(?P<pw>[^\s@'\"<>`]*?))?@(?=[\w\[])")
 
 
 def find_url_credentials(text: str) -> Iterator[Span]:
     """`scheme://user:password@host`, and a token standing alone as the user (`https://<token>@…`)."""
     for m in _URL.finditer(text):
         password, user = m.group("pw"), m.group("user")
+        if password and "/" in password and (password.split("/", 1)[0].isdigit() or not looks_random(password, 16, allow_hex=True, words=0.6)):
+            continue
         if password:
             if (
                 not is_placeholder(password)
@@ -60,6 +69,7 @@ def find_url_credentials(text: str) -> Iterator[Span]:
                 and len(password) >= 3
                 and "%20" not in password
                 and not (password.isdigit() and len(password) <= 5)  # `host:port@` in a bad URL
+                and not re.match(r"[0-9]{1,5},", password)  # `h1:port,h2:port`: hosts, not userinfo
             ):
                 yield m.start("pw"), m.end("pw"), "url_credentials"
         elif user and looks_random(user, 16, allow_hex=True):
@@ -68,7 +78,7 @@ def find_url_credentials(text: str) -> Iterator[Span]:
 
 # (run over the lower-cased text) `machine h login u password p` on one line, or a
 # `password p` line of a multi-line entry.
-_NETRC = re.compile(r"(?:machine|default)[ \t][^\n]*?[ \t]password[ \t]+(?P<val>[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+_NETRC = re.compile(r"(?:machine|default)[ \t][^\n]*?[ \t]password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
@@ -81,11 +91,11 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
             group = "val" if m.group("val") else "alone"
             if group == "alone" and low[low.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
                 continue  # `password X` must start its line
+            # (Punctuation after it is the sentence's: "… `password p`)" in a docstring.)
             value = text[m.start(group) : m.end(group)]
-            if group == "alone":
-                value = value.rstrip(".,;:!?")
-            if group == "val" and not is_placeholder(value) and not value.startswith(("$", "[REDACTED")) or password_like(value):
-                yield m.start(group), m.end(group), "netrc_password"
+            value = value if value.startswith('"') else value.rstrip(".,;:!?)`'\"")
+            if group == "val" and len(value) >= 3 and not is_placeholder(value) and not value.startswith(("$", "[REDACTED")) or password_like(value):
+                yield m.start(group), m.start(group) + len(value), "netrc_password"
     seen = -1
     for port in _PGPASS_PORT.finditer(text):
         line_start = text.rfind("\n", 0, port.start()) + 1
