@@ -5,7 +5,8 @@ Pure functions over strings. A redaction stays visible as `[REDACTED:kind]` so a
 something was there. Four detectors, from the most specific to the most general, each
 yielding spans; overlapping spans merge so nothing is left half-redacted:
 
-1. known formats (formats.py): provider prefixes and shapes, one trie-shaped regex;
+1. known formats (formats.py, a row each in formats.tsv): provider prefixes and shapes, one
+   trie-shaped regex;
 2. structure (structure.py): private-key blocks, URL userinfo, `.netrc`/`.pgpass` lines;
 3. names (keywords.py): values bound to a secret's name, command flags, headers, prose,
    judged by their shape (shape.py) so that code (`token = tokens[i]`) survives;
