@@ -72,7 +72,7 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
     def get(prompt: str) -> float:
         target = "/context?" + urllib.parse.urlencode({"dir": str(project), "prompt": prompt})
         started = time.perf_counter()
-        status, _ = request(sock, "GET", target)
+        status, _ = request(sock, "GET", target, timeout=30)  # a rebuild at 100k under load takes seconds
         assert status == 200
         return time.perf_counter() - started
 

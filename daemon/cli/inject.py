@@ -47,12 +47,15 @@ def context(app: AppContext, directory: Path | None, prompt: str, as_json: bool,
       memoryd context --json | jq .chars
     """
     from daemon.memory.context import context_payload
+    from daemon.memory.stable_store import StoredStable
 
     with memory_errors():
         ws = _workspace(app, directory, reading=True, option="--dir")
         with ws:
+            now = datetime.now(UTC)
+            kept = StoredStable(ws.index, ws.roots("all"), app.settings.inject, now)  # the prompt-free part, kept
             payload = context_payload(
-                ws, app.settings.inject, directory or Path.cwd(), prompt, datetime.now(UTC), session=session
+                ws, app.settings.inject, directory or Path.cwd(), prompt, now, stable_cache=kept, session=session
             )
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False))

@@ -90,6 +90,7 @@ class SearchIndex(IndexQueries):
     def __init__(self, db_path: Path, busy_timeout_ms: int = 5000, max_file_bytes: int = MAX_FILE_BYTES) -> None:
         self.db_path = Path(db_path)
         self.max_file_bytes = max_file_bytes
+        self.busy_timeout_ms = busy_timeout_ms
         ensure_dir(self.db_path.parent)
         try:
             self._db = sqlite3.connect(
@@ -125,8 +126,11 @@ class SearchIndex(IndexQueries):
         # IMMEDIATE takes the write lock up front, so two writers queue on the busy
         # timeout instead of failing half-way with SQLITE_BUSY.
         self._db.execute("BEGIN IMMEDIATE")
+        before = self._db.total_changes
         try:
             yield self._db
+            if self._db.total_changes != before:
+                self._db.execute("DELETE FROM stable")  # blocks built from what changed (stable_store.py)
         except BaseException as exc:
             self._db.execute("ROLLBACK")
             raise_if_disk_full(exc, self.db_path)

@@ -11,7 +11,6 @@ from daemon.memory import tokenize
 from daemon.memory.index_schema import DOC_COLUMNS, TEXT_COLUMNS
 from daemon.memory.terms import CountsDelta, root_facts
 from daemon.memory.tree import RACY_NS, Memory, title_key
-from daemon.scrub import redact
 from daemon.timefmt import format_time
 
 PREVIEW_CHARS = 500
@@ -46,6 +45,8 @@ def preview_of(body: str) -> str:
 def index_rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
     """Return the doc row and the doc_text row of a memory, secrets redacted: a key
     pasted into a hand-written memory must not be copied into the index too."""
+    from daemon.scrub import redact  # its rules take ~50 ms to compile: paid by writers only
+
     expires = memory.expires
     title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
     tags = tuple(redact(tag) for tag in memory.tags)

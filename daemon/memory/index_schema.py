@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from daemon.memory import tokenize
 
-SCHEMA_VERSION = 7  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table
+SCHEMA_VERSION = 8  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,6 +77,11 @@ CREATE TABLE cat_tag (
 -- Each category folder's stat when last listed ('' : list it next time): a quick sync
 -- lists only the folders whose stat moved.
 CREATE TABLE folder (root TEXT NOT NULL, name TEXT NOT NULL, sig TEXT NOT NULL, PRIMARY KEY (root, name)) WITHOUT ROWID;
+-- The prompt-free parts of context blocks (stable_store.py), for the command that builds
+-- one without a daemon: emptied by every write that changes the index; `until`: the first
+-- expiry that would change it.
+CREATE TABLE stable (key TEXT PRIMARY KEY, until REAL, data TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX doc_expires ON doc (expires_ts) WHERE expires_ts IS NOT NULL;
 -- Files skipped or partly read; kind 'file' (from parsing) or 'tree' (symlinks, folders).
 CREATE TABLE problem (
     path    TEXT NOT NULL,

@@ -219,7 +219,7 @@ class IndexQueries(SearchQueries):
         if hard_rules:
             where += " AND d.hard_rule = 1"
         elif listed_only:
-            where += " AND (d.hard_rule = 1 OR d.scenarios != '[]')"
+            where += " AND (d.scenarios != '[]' OR d.hard_rule = 1)"  # as doc_listed is defined: its index serves
         order = "d.sort_ts DESC, d.title_key, d.path"
         if limit is not None:
             order += f" LIMIT {max(0, int(limit))}"
