@@ -6,11 +6,12 @@ The one refresh of memoryd: the daemon after a capture pass and on a tree's even
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.memory.compile import CompileReport, sync_and_compile
+from daemon.memory.compile import CompileReport, compile_report, sync_and_compile
 from daemon.memory.gitignore import GITIGNORE, ensure_gitignore
 from daemon.memory.roots import MemoryRoot
 
@@ -40,3 +41,22 @@ def refresh_tree(index: SearchIndex, root: MemoryRoot, *, everything: bool = Fal
     if ensure_gitignore(root):
         done.compiled.written.append(root.path / GITIGNORE)
     return TreeRefresh(done.changed, done.compiled)
+
+
+def refresh_paths(index: SearchIndex, root: MemoryRoot, paths: Iterable[Path]) -> TreeRefresh:
+    """Re-index the files a watcher named (and no other file of the tree), then recompile
+    what they changed: the lines of their category's index.md, ROOT.md only when its
+    tables can move. Nothing changed: nothing is written."""
+    from daemon.memory.index import SyncReport
+
+    reports = [index.update_file_report(path, root) for path in sorted(set(paths))]
+    changed = SyncReport(
+        sum(r.changed for r in reports),
+        set().union(*(r.categories for r in reports)),
+        frozenset().union(*(r.paths for r in reports)),
+        any(r.root_tables for r in reports),
+    )
+    compiled = compile_report(root, index, changes=changed) if changed.changed else CompileReport(root)
+    if ensure_gitignore(root):
+        compiled.written.append(root.path / GITIGNORE)
+    return TreeRefresh(changed.changed, compiled)

@@ -7,6 +7,7 @@ work as due and its worker does it.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,35 @@ class DatabaseEvents:
         self.callback(replaced)
 
 
+MAX_PATHS = 200  # more changed files than this in one burst (a checkout): one sync of the tree
+
+
+class TreeChanges:
+    """The memory files events named, per tree, until the worker takes them: it then
+    re-reads those files alone instead of checking every file of the tree. A tree whose
+    change no file names (a folder moved, a compiled file deleted, too many files) is
+    marked whole: its next refresh syncs all of it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: dict[Path, set[Path] | None] = {}
+
+    def note(self, root: Path, paths: set[Path] | None) -> None:
+        with self._lock:
+            known = self._paths.get(root, set())
+            merged = None if known is None or paths is None else known | paths
+            self._paths[root] = None if merged is not None and len(merged) > MAX_PATHS else merged
+
+    def take(self, root: Path) -> set[Path] | None:
+        """The files named since the last take, or None: sync the whole tree (also when
+        nothing was noted, as after a capture pass or at start)."""
+        with self._lock:
+            return self._paths.pop(root, None)
+
+
+PENDING = TreeChanges()  # the daemon's: filled on the observer thread, taken by the worker
+
+
 class TreeEvents:
     """watchdog handler: a change to a memory (not to compiled output) means "refresh the tree".
 
@@ -48,7 +78,24 @@ class TreeEvents:
 
     def dispatch(self, event: Any) -> None:
         if _relevant(self.root, event, self.is_echo):
+            PENDING.note(self.root.path, _memory_paths(self.root, event))
             self.callback(self.root.path)
+
+
+def _memory_paths(root: MemoryRoot, event: Any) -> set[Path] | None:
+    """The memory files a relevant event names; None when it needs the whole tree looked at."""
+    if event.is_directory:
+        return None
+    found: set[Path] = set()
+    for raw in (event.src_path, getattr(event, "dest_path", "")):
+        if raw:
+            path = Path(os.fsdecode(raw))
+            what = classify_path(root, path)
+            if what == "compiled":
+                return None
+            if what == "memory":
+                found.add(path)
+    return found or None
 
 
 def _relevant(root: MemoryRoot, event: Any, is_echo: Callable[[Path], bool]) -> bool:

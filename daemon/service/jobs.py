@@ -224,16 +224,19 @@ class Jobs:
     def refresh_tree(self, root_path: Path) -> None:
         """Bring a tree's search entries up to date, then recompile what they touched."""
         # Roots found by the last discovery: an event does not walk every project up to .git.
+        from daemon.service.events import PENDING
+
+        paths = PENDING.take(root_path)  # the files its events named: only those are read again
         root = self._roots.get(root_path) or next((r for r in self.roots() if r.path == root_path), None)
         if root is not None:
-            self._refresh(root)
+            self._refresh(root, paths)
 
-    def _refresh(self, root: MemoryRoot) -> None:
-        from daemon.memory.refresh import refresh_tree
+    def _refresh(self, root: MemoryRoot, paths: set[Path] | None = None) -> None:
+        from daemon.memory.refresh import refresh_paths, refresh_tree
 
         if not root.exists() or self._stop.is_set():  # stopping: nothing more is written
             return
-        done = refresh_tree(self.index, root)
+        done = refresh_tree(self.index, root) if paths is None else refresh_paths(self.index, root, paths)
         self.log.debug("tree.pass", root=str(root.path), index_changes=done.changed, written=len(done.written))
         if done.written or done.changed:
             self.log.info(

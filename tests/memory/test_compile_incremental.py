@@ -84,3 +84,36 @@ def test_a_change_outside_rooted_tables_does_not_touch_root_md(tree, index):
     assert compile_root(tree, index, changes=changes) == [tree.path / "fact" / "index.md"]
     write_memory(tree.path, "fact/quiet.md", "title: Quiet renamed\ntags: [t2]", "second")
     assert index.update_file_report(path, tree).root_tables  # a tag: the registry may move
+
+
+def test_refresh_paths_reads_only_the_named_files_and_writes_nothing_when_they_did_not_change(tmp_path):
+    import os
+    import time
+
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.refresh import refresh_paths, refresh_tree
+    from daemon.memory.roots import MemoryRoot
+    from tests.memory.conftest import write_memory
+
+    root = MemoryRoot(tmp_path / "tree", "global")
+    a = write_memory(root.path, "fact/a.md", "title: Port is 8080\nkind: fact\nid: a")
+    b = write_memory(root.path, "fact/b.md", "title: Host is db1\nkind: fact\nid: b")
+    old = time.time() - 3600
+    for path in (a, b):
+        os.utime(path, (old, old))
+    with SearchIndex(tmp_path / "index.db") as index:
+        refresh_tree(index, root)
+        index_md = root.path / "fact" / "index.md"
+        a.write_text("---\ntitle: Port is 9090\nkind: fact\nid: a\n---\n\nBody.\n")
+        b.write_text("---\ntitle: Host is db2\nkind: fact\nid: b\n---\n\nBody.\n")
+        done = refresh_paths(index, root, {a})  # the watcher named a only
+        assert done.changed == 1 and index_md in done.written
+        text = index_md.read_text()
+        assert "Port is 9090" in text and "Host is db1" in text  # b waits for its own event (or a sync)
+        again = refresh_paths(index, root, {a})
+        assert again.changed == 0 and again.written == []
+        gone = refresh_paths(index, root, {b.parent / "never-was.md"})
+        assert gone.changed == 0 and gone.written == []
+        b.unlink()
+        assert refresh_paths(index, root, {b}).changed == 1
+        assert "Host is" not in index_md.read_text()

@@ -90,3 +90,29 @@ def test_an_edit_after_our_write_is_work_again(tmp_path):
     note.write_text("---\ntitle: n\n---\nbody, edited by hand\n")
     handler.dispatch(FileModifiedEvent(str(note)))
     assert heard == [root.path]
+
+
+def test_events_name_the_files_to_read_again_or_ask_for_the_whole_tree(tmp_path):
+    from watchdog.events import DirMovedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent
+
+    from daemon.memory.roots import MemoryRoot
+    from daemon.service.events import MAX_PATHS, PENDING, TreeEvents
+
+    root = MemoryRoot(tmp_path / "tree", "global")
+    handler = TreeEvents(root, lambda _root: None)
+    fact = root.path / "fact"
+    assert PENDING.take(root.path) is None  # nothing heard: the whole tree
+    handler.dispatch(FileModifiedEvent(str(fact / "a.md")))
+    handler.dispatch(FileMovedEvent(str(fact / ".a.md.swp"), str(fact / "b.md")))  # an editor's rename into place
+    handler.dispatch(FileModifiedEvent(str(fact / "index.md")))  # compiled output: no work, not noted
+    assert PENDING.take(root.path) == {fact / "a.md", fact / "b.md"}
+    assert PENDING.take(root.path) is None  # taken once
+    handler.dispatch(FileModifiedEvent(str(fact / "a.md")))
+    handler.dispatch(FileDeletedEvent(str(fact / "index.md")))  # compile must put it back: the whole tree
+    handler.dispatch(FileModifiedEvent(str(fact / "c.md")))
+    assert PENDING.take(root.path) is None
+    handler.dispatch(DirMovedEvent(str(root.path / "facts"), str(fact)))  # a category folder moved
+    assert PENDING.take(root.path) is None
+    for n in range(MAX_PATHS + 1):  # a checkout: one sync beats a file at a time
+        handler.dispatch(FileModifiedEvent(str(fact / f"m{n}.md")))
+    assert PENDING.take(root.path) is None
