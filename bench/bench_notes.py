@@ -280,7 +280,9 @@ def report(score: Score) -> None:
     print(f"memory-tree paths in Files:   {len(score.tree_paths)}  target 0")
     print(f"project roots in Files:       {len(score.roots)}  target 0")
     print(f"should-be-absent found:       {len(score.present)}  target 0 (done follow-ups, sed reads, tree paths)")
-    print(f"superseded claims stated as outcome/description/cause/fix: {len(score.superseded)}  target 0")
+    misled = len({item.split(": ", 1)[0] for item in score.superseded})
+    print(f"superseded claims stated as outcome/description/cause/fix: {len(score.superseded)}"
+          f" (in {misled} of {score.notes} notes)  target 0")
     print(f"raw output lines in Problems & Fixes: {len(score.raw_lines)}  target 0")
     print(f"plans in Problems & Fixes:    {len(score.plans)}  target 0")
     print(f"prompt repeated:              {len(score.prompt_repeated)}  target 0")

@@ -1,10 +1,11 @@
 """Sessions where the user reports back: a fix that "wasn't enough", やっぱりダメです, 그래도 안 돼요,
-a Chinese "其实是" correction, a session that ends in a bare "thanks!". Written after the rules, in
+a Chinese "其实是" correction, a session that ends in a bare "thanks!", markdown summaries with
+headings, an English session that ends blocked. Written after the rules, in
 yet another hand, to check that the rules follow the behaviour rather than the earlier phrases."""
 
 from __future__ import annotations
 
-from tests.capture.corpora import Scenario, text
+from tests.capture.corpora import Scenario, text, tool
 from tests.capture.corpus_scenarios import SRC, _bash, _edit, _read
 
 THANKS = Scenario(
@@ -120,4 +121,93 @@ ZH_CSRF = Scenario(
     superseded=["CORS 配置的问题", "加了 allowedOrigins"],
 )
 
-REPLIES = [THANKS, NOT_ENOUGH, JA_BLANK, KO_DEPLOY, ZH_CSRF]
+LEAK = Scenario(
+    "en-leak-markdown",
+    "Memory leak in image worker",
+    f"{SRC}/img",
+    [
+        ("The image worker's RSS grows by ~50 MB per hour until it gets OOM-killed. Can you find the leak?", [
+            [tool("todowrite", {"todos": [{"content": "Profile", "status": "pending"}]}, "ok")],
+            [_bash("python -m memray run -o out.bin worker.py --iterations 500 && python -m memray stats out.bin",
+                   "Total allocations: 1203384\nTop allocator: PIL/Image.py:3180 open 412.3MB\n"
+                   "Top allocator: worker/cache.py:22 put 388.1MB")],
+            [text("My first guess is PIL not closing images. I'll wrap `Image.open` in a context manager.")],
+            [_edit(f"{SRC}/img/worker/resize.py", "img = Image.open(path)", "with Image.open(path) as img:")],
+            [_bash("python -m memray run -o out2.bin worker.py --iterations 500 && python -m memray stats out2.bin",
+                   "Total allocations: 1201127\nTop allocator: worker/cache.py:22 put 391.0MB")],
+            [text("Closing the images helped a little but RSS still grows at the same rate, so PIL was not the main "
+                  "leak.\n\nLooking at `worker/cache.py` next.")],
+            [_read(f"{SRC}/img/worker/cache.py", "_CACHE = {}\ndef put(key, value):\n    _CACHE[key] = value")],
+            [text("Found it: `worker/cache.py` keeps every thumbnail in a module-level dict `_CACHE` that is never "
+                  "evicted.")],
+            [_edit(f"{SRC}/img/worker/cache.py", "_CACHE = {}", "_CACHE = LRUCache(maxsize=256)")],
+            [_bash("python -m memray run -o out3.bin worker.py --iterations 5000 && python -m memray stats out3.bin",
+                   "Total allocations: 1190003\nPeak memory usage: 143.2MB")],
+            [text("## Summary\n\nThe leak is fixed.\n\n**Root cause:** `worker/cache.py` stored every thumbnail in "
+                  "an unbounded module-level dict.\n\n**Changes:**\n- `worker/cache.py`: `_CACHE` is now an "
+                  "`LRUCache(maxsize=256)` from cachetools.\n- `worker/resize.py`: images are opened in a `with` "
+                  "block (minor, kept).\n\n**Verification:** 5,000 iterations under memray peak at 143 MB and stay "
+                  "flat.")],
+        ]),
+    ],
+    facts=["worker/cache.py", "LRUCache(maxsize=256)", "143 MB", "_CACHE"],
+    absent=["Top allocator: PIL/Image.py", "## Summary"],
+)
+
+VPN = Scenario(
+    "en-vpn-blocked",
+    "Connect to staging DB",
+    f"{SRC}/api",
+    [
+        ("Run the migration 0043 against staging, the DSN is in .env.staging.", [
+            [_bash("alembic -x env=staging upgrade 0043",
+                   "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) could not connect to server: "
+                   "Connection timed out\n\tIs the server running on host \"10.20.0.5\" and accepting TCP/IP "
+                   "connections on port 5432?")],
+            [text("The connection times out. I'll check whether the host is reachable.")],
+            [_bash("nc -vz -w 3 10.20.0.5 5432",
+                   "nc: connect to 10.20.0.5 port 5432 (tcp) timed out: Operation now in progress")],
+            [text("I switched the DSN to the staging bastion's tunnel port and retried; that should work now."),
+             _edit(f"{SRC}/api/.env.staging", "@10.20.0.5:5432", "@127.0.0.1:15432")],
+            [_bash("alembic -x env=staging upgrade 0043", "sqlalchemy.exc.OperationalError: connection to server at "
+                   "\"127.0.0.1\", port 15432 failed: Connection refused")],
+            [text("Hmm, no luck — there is no tunnel listening on 15432 either. I put the DSN back to 10.20.0.5.")],
+            [_edit(f"{SRC}/api/.env.staging", "@127.0.0.1:15432", "@10.20.0.5:5432")],
+            [text("I couldn't run the migration: staging's database at 10.20.0.5:5432 is only reachable over the "
+                  "corporate VPN, which this machine is not connected to. Migration 0043 is **not** applied. Once "
+                  "you are on the VPN, run `alembic -x env=staging upgrade 0043`.")],
+        ]),
+    ],
+    facts=["10.20.0.5", "VPN", "0043 is not applied", "OperationalError"],
+    superseded=["that should work now", "switched the DSN to the staging bastion"],
+)
+
+JA_ORDER = Scenario(
+    "ja-docker-order",
+    "CI の Docker ビルド失敗",
+    f"{SRC}/svc",
+    [
+        ("CI の docker build が `COPY failed` で落ちます。", [
+            [_bash("docker build -t svc .", "Step 5/9 : COPY dist/ /app/\nCOPY failed: file not found in build "
+                   "context or excluded by .dockerignore: stat dist/: file does not exist")],
+            [text("`.dockerignore` に `dist` が入っているのが原因だと思います。外しました。"),
+             _edit(f"{SRC}/svc/.dockerignore", "dist\n", "")],
+            [_bash("docker build -t svc .", "COPY failed: file not found in build context or excluded by "
+                   ".dockerignore: stat dist/: file does not exist")],
+            [text("まだ同じエラーです。.dockerignore の変更は元に戻しました。"),
+             _edit(f"{SRC}/svc/.dockerignore", "", "dist\n")],
+            [_read(f"{SRC}/svc/.github/workflows/ci.yml", "- run: docker build -t svc .\n- run: npm run build")],
+            [text("判明しました：CI では `npm run build` が docker build の **後** に走っているので、ビルド時に "
+                  "dist/ がまだありません。")],
+            [_edit(f"{SRC}/svc/.github/workflows/ci.yml", "- run: docker build -t svc .\n- run: npm run build",
+                   "- run: npm run build\n- run: docker build -t svc .")],
+            [text("## 対応内容\n\n- `.github/workflows/ci.yml` で `npm run build` を `docker build` の前に移動しまし"
+                  "た。\n- `.dockerignore` は元のままです。\n\nこれで CI の docker build が通るはずです。")],
+        ]),
+    ],
+    facts=["ci.yml", "npm run build", "COPY failed", "dist/"],
+    absent=["対応内容"],
+    superseded=["`.dockerignore` に `dist` が入っているのが原因"],
+)
+
+REPLIES = [THANKS, NOT_ENOUGH, JA_BLANK, KO_DEPLOY, ZH_CSRF, LEAK, VPN, JA_ORDER]

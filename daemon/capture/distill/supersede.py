@@ -40,7 +40,7 @@ _ACTION = re.compile(
 )
 
 _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
-            r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|red|flaky|wrong|the same|there|not|never|no|"
+            r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|grow\w*|climb\w*|red|flaky|wrong|the same|there|not|never|no|"
             r"doesn't|does not|isn't|is not|won't|can't|cannot|getting|seeing|returns?|returning|throws|raises|shows|showing"
             r"|gives|\d{3}")
 _PERSISTS = re.compile(
@@ -70,7 +70,7 @@ _PERSISTS = re.compile(
     r"|통하지 않"
 )
 _WRONG = re.compile(
-    r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug))\b"
+    r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug|leak|source))\b"
     r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
     r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
     r"|\b(?:my|the|that) (?:assumption|guess|theory|diagnosis|hypothesis) was (?:wrong|incorrect|off|mistaken)\b"

@@ -21,6 +21,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _BOLD = re.compile(r"\*\*([^\s/*](?:[^*]*?[^\s*])?)\*\*")  # **bold**, not a glob's **/
 _CJK_STOP = re.compile(r"[。！？]")
 _MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
+_TITLE = re.compile(r"^#{1,6}\s+[^.。!！?？:：]*$")
 _KEY_PUNCT = re.compile(r"[\s`*_\"'“”‘’()\[\]<>.,;:!?。，、；：！？「」『』（）…-]+")
 
 
@@ -85,6 +86,9 @@ def blocks(text: str) -> list[str]:
             in_code, joinable = not in_code, False
             continue
         if in_code or line.startswith("|") or not line:
+            joinable = False
+            continue
+        if _TITLE.match(line):  # "## Summary", "## 対応内容": a heading names what follows, it states nothing
             joinable = False
             continue
         starts_item = bool(_MARKUP.match(line))

@@ -225,3 +225,10 @@ def test_a_later_turn_that_calls_the_first_fix_incomplete_reaches_back_to_it():
     found = find_superseded(turns)
     assert found.attempts[0].claims == ["Fixed: the spinner now stops when the request settles."]
     assert render_attempt(found.attempts[0], "en").startswith("Tried: the spinner now stops")
+
+
+def test_a_markdown_heading_is_no_sentence():
+    from daemon.capture.distill.turns import sentences
+
+    assert sentences("## 対応内容\n\n- ci.yml で npm run build を前に移動しました。") == ["ci.yml で npm run build を前に移動しました。"]
+    assert sentences("## Root cause: the cache is unbounded.") == ["Root cause: the cache is unbounded."]
