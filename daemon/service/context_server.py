@@ -286,8 +286,9 @@ class _Handler(BaseHTTPRequestHandler):
         if urlsplit(self.path).path != "/idle":
             self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle"})
             return
-        declared = (self.headers.get("Content-Length") or "0").strip()
-        length = int(declared) if declared.isdigit() else -1  # "abc", "-5", "1e3": no length
+        declared = [value.strip() for value in self.headers.get_all("Content-Length") or ["0"]]
+        # "abc", "-5", "1e3", "²" (a digit to isdigit(), not to int()), two of them: no length
+        length = int(declared[0]) if len(declared) == 1 and declared[0].isascii() and declared[0].isdigit() else -1
         if not 0 < length <= MAX_BODY:
             self._reply(400, {"error": "send a JSON body {\"session_id\": …}"})
             return

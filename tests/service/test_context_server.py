@@ -228,6 +228,9 @@ def status_of(answer: bytes) -> int | None:
     [
         b"POST /idle HTTP/1.1\r\nContent-Length: abc\r\nConnection: close\r\n\r\n{}",
         b"POST /idle HTTP/1.1\r\nContent-Length: -5\r\nConnection: close\r\n\r\n{}",
+        b"POST /idle HTTP/1.1\r\nContent-Length: \xb2\r\nConnection: close\r\n\r\n{}",  # isdigit(), not int()
+        b"POST /idle HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}",
+        b"POST /idle HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
         b"POST /idle HTTP/1.1\r\nContent-Length: 99999999999999999999\r\nConnection: close\r\n\r\n{}",
         b"POST /idle HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
         b"POST /idle HTTP/1.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnull",
