@@ -257,7 +257,7 @@ class ModelDistiller:
         if self._cancelled:
             raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown")
         try:
-            response = self._client.post(self.url, json=body, headers=self._headers)
+            response = self._send(body)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise self._server_failed(_Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True), key) from exc
         except httpx.TimeoutException as exc:
@@ -311,6 +311,24 @@ class ModelDistiller:
             )
         # Other 4xx (context too long, bad parameter): this request will not get better.
         raise DistillError(self._clean(f"model server {self.url} answered HTTP {status} ({detail})"), retryable=False)
+
+    def _send(self, body: dict[str, Any]) -> httpx.Response:
+        """POST `body` and read the whole answer.
+
+        httpx's timeout bounds each read, so a server that trickles its answer a few bytes
+        at a time would hold the pass forever; the body must also be in within
+        llm.timeout_s of the headers, or it counts as no answer (a hang)."""
+        with self._client.stream("POST", self.url, json=body, headers=self._headers) as streamed:
+            deadline = time.monotonic() + self.llm.timeout_s
+            chunks = []
+            for chunk in streamed.iter_raw():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer trickled in for longer than llm.timeout_s",
+                                            request=streamed.request)
+        # The raw bytes, decoded once (Content-Encoding) as a plain response would be.
+        return httpx.Response(streamed.status_code, headers=streamed.headers, content=b"".join(chunks),
+                              request=streamed.request)
 
     def _auth_message(self, status: int, detail: str) -> str:
         if self._key_env:

@@ -48,6 +48,7 @@ class Reply:
     raw: bytes | None = None  # sent as is instead of `json`
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # wait until the server shuts down, answering nothing
+    trickle: float = 0.0  # seconds between the body's bytes (headers at once): a slow-loris answer
     delay: float = 0.0
 
 
@@ -121,6 +122,12 @@ class ModelServer:
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
+                    if reply.trickle:
+                        for byte in range(len(data)):
+                            self.wfile.write(data[byte:byte + 1])
+                            self.wfile.flush()
+                            if server.released.wait(reply.trickle):
+                                return
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer

@@ -92,6 +92,32 @@ def test_a_hanging_server_stops_the_pass_after_two_timeouts(server, sleeps, work
     assert len(server.requests) == 2 and sleeps == [0.0]
 
 
+def test_a_server_that_trickles_its_answer_is_a_hanging_one(server, sleeps, work_transcript):
+    # A byte every 0.1 s: each read is well within the timeout, the whole answer is not.
+    d = build(server, sleeps, timeout_s=0.5, max_retries=5)
+    server.default = Reply(raw=b'{"choices": [' + b" " * 200 + b"]}", trickle=0.1)
+    try:
+        with pytest.raises(StopPass, match=r"failed 2 times in a row \(last: no answer within 0.5 s.*hanging") as err:
+            d.distill(work_transcript)
+    finally:
+        d.close()
+    assert err.value.reason == "unavailable"
+    assert len(server.requests) == 2 and sleeps == [0.0]
+
+
+def test_a_gzip_answer_is_decoded_once(server, sleeps, work_transcript):
+    import gzip
+    import json
+
+    reply = openai_reply(NOTE)
+    server.then(Reply(raw=gzip.compress(json.dumps(reply.json).encode()), headers={"Content-Encoding": "gzip"}))
+    d = build(server, sleeps)
+    try:
+        assert d.distill(work_transcript).body.startswith("## What Was Worked On")
+    finally:
+        d.close()
+
+
 def test_an_unreachable_server_stops_the_pass_after_bounded_retries(sleeps, work_transcript):
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
