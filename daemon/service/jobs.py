@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from daemon.config import Config
 from daemon.logs import get_logger
 from daemon.service.sourcehealth import FileIdentity, SourceHealth, file_identity, went_back
+from daemon.state import WriteFence
 from daemon.timefmt import iso
 
 if TYPE_CHECKING:
@@ -32,16 +33,17 @@ class CaptureResult:
 class Jobs:
     """Capture, tree refresh and sweep for `memoryd run`."""
 
-    def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: Config, fence: WriteFence | None = None, clock: Callable[[], float] = time.time) -> None:
         from daemon.capture.treewrite import OwnWrites
-        from daemon.state import StateDB, WriteFence
+        from daemon.state import StateDB
 
         self.config = config
         self.settings, self.paths = config.settings, config.paths
         self.clock = clock
         self.log = get_logger("memoryd.jobs")
-        # Closed by request_stop(): after it, no connection of this daemon writes state.
-        self.fence = WriteFence()
+        # The daemon's (one per generation, shared with its sink thread); closed by
+        # request_stop() too: after it, no connection of this daemon writes state.
+        self.fence = fence or WriteFence()
         self.state, rebuilt = StateDB.open_or_rebuild(self.paths.state_db, self.fence)
         if rebuilt:
             self.log.warning("state.rebuilt", detail=rebuilt)

@@ -12,16 +12,21 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from daemon.config import Config, ConfigError, Paths, Settings, load_settings
 from daemon.diskfull import DiskFull
 from daemon.logs import get_logger
 from daemon.service.events import DatabaseEvents, TreeEvents
+from daemon.service.generation import Generation
 from daemon.service.queue import WorkQueue
-from daemon.state import StateFenced
+from daemon.state import StateFenced, WriteFence
+
+if TYPE_CHECKING:
+    from daemon.service.context_server import ContextServer
+    from daemon.service.jobs import Jobs
+    from daemon.service.notify import Notifier
 
 # Kinds of work. A tree's work is keyed by its root path.
 CAPTURE = "capture"
@@ -41,14 +46,6 @@ class WorkerStartError(Exception):
     """The worker could not open what it works with: the daemon does not half-start."""
 
 
-@dataclass
-class Health:
-    """What the worker is doing, for the watchdog and for a shutdown that has to abandon it."""
-
-    busy_since: float | None = None
-    last_kind: str = ""
-
-
 class Daemon:
     """`memoryd run`: everything that keeps memory up to date while the user works."""
 
@@ -56,38 +53,37 @@ class Daemon:
         self,
         config: Config,
         config_path: Path | None = None,
-        notifier: Any = None,
-        jobs_factory: Callable[[Config], Any] | None = None,
+        notifier: Notifier | None = None,
+        jobs_factory: Callable[[Config, WriteFence], Jobs] | None = None,
     ) -> None:
         from daemon.service.notify import Notifier
 
-        self.config = config  # replaced as a whole on reload
+        self.gen = Generation(config)  # what the configuration started; a reload swaps it whole
         self.config_path = config_path
         self.notifier = notifier or Notifier()
         self.log = get_logger("memoryd.daemon")
-        self.queue = WorkQueue()
         self._wake = threading.Event()  # the main thread's alarm clock: stop, reload, ping
         self.stop = _WakingEvent(self._wake)
         self.ready = threading.Event()  # READY=1 sent: watchers, socket and worker are up
         self.first_pass = threading.Event()  # the first reconcile (a full pass) is done
-        self.health = Health()
         self._jobs_factory = jobs_factory or _default_jobs
-        self.jobs: Any = None
-        self._observer: Any = None
-        self._watched: dict[str, Any] = {}  # path → watch handle
-        self._scheduler: Any = None
-        self._worker: threading.Thread | None = None
-        self._jobs_ready = threading.Event()
-        self._watch_lock = threading.Lock()  # the worker and the scheduler both add watches
         self._reload = threading.Event()
-        self._idle: set[str] = set()  # sessions OpenCode said went idle, for the next pass
-        self._idle_lock = threading.Lock()
-        self._socket: Any = None
-        self._start_error: BaseException | None = None
+        self._socket: ContextServer | None = None  # outlives reloads (unless its path moves)
         # The worker outlived the stop timeout (a model call that would not end): the
         # process must end now, and the lock is kept until it does.
         self.abandoned = False
-        self._sink: Any = None  # the sink thread, when a Cognee server is configured
+
+    @property
+    def config(self) -> Config:
+        return self.gen.config
+
+    @property
+    def jobs(self) -> Jobs | None:
+        return self.gen.jobs
+
+    @property
+    def queue(self) -> WorkQueue:
+        return self.gen.queue
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -156,41 +152,48 @@ class Daemon:
         return code
 
     def _start(self) -> None:
-        self._jobs_ready = threading.Event()
-        self._start_error = None
-        self._worker = threading.Thread(target=self._work, args=(self.queue,), name="memoryd-worker", daemon=True)
-        self._worker.start()
+        """Start the current generation: its worker, watchers, scheduler and sink."""
+        gen = self.gen
+        gen.worker = threading.Thread(target=self._work, args=(gen,), name="memoryd-worker", daemon=True)
+        gen.worker.start()
         # The worker owns the jobs (and their SQLite connections); watchers start once
         # they exist, so no event arrives before there is anything to handle it.
-        self._jobs_ready.wait()
-        if self._start_error is not None:
-            exc = self._start_error
+        gen.jobs_ready.wait()
+        if gen.start_error is not None:
+            exc = gen.start_error
             raise WorkerStartError(f"cannot start the worker: {type(exc).__name__}: {exc}") from exc
         try:
-            self._start_watchers()
-            self._start_scheduler()
+            self._start_watchers(gen)
+            self._start_scheduler(gen)
         except OSError as exc:  # e.g. the inotify watch limit: no half-started daemon
             raise WorkerStartError(f"cannot watch for changes: {exc}") from exc
-        self._start_sink()
+        self._start_sink(gen)
         # The first reconcile: a full pass, right after READY=1.
-        self.queue.mark(RECONCILE)
+        gen.queue.mark(RECONCILE)
 
     def _shutdown(self) -> None:
         if self._socket is not None:
             self._socket.close()
-        self.queue.close()
-        if self.jobs is not None:
-            self.jobs.request_stop()
-        self._stop_sink()
-        self._stop_scheduler()
-        self._stop_watchers()
-        if self._worker is not None:
-            self._worker.join(self.settings.service.shutdown_timeout_s)
-            if self._worker.is_alive():
-                # A model call that would not end: its writes are fenced off, the note is
-                # never half-written (atomic writes), and the session is redone next start.
-                self.abandoned = True
-                self.log.warning("daemon.worker_abandoned", kind=self.health.last_kind)
+        if not self._stop_generation(self.gen):
+            # A model call that would not end: its writes are fenced off, the note is
+            # never half-written (atomic writes), and the session is redone next start.
+            self.abandoned = True
+            self.log.warning("daemon.worker_abandoned", kind=self.gen.health.last_kind)
+
+    def _stop_generation(self, gen: Generation) -> bool:
+        """End every write of `gen` at once (its one fence), then its threads; return
+        False when its worker is still busy after service.shutdown_timeout_s."""
+        gen.stop_writes()
+        timeout = gen.config.settings.service.shutdown_timeout_s
+        if gen.sink is not None:
+            gen.sink.stop(timeout)  # a sink thread left in a request writes nothing more
+        if gen.scheduler is not None:
+            gen.scheduler.shutdown(wait=False)
+        self._stop_watchers(gen)
+        if gen.worker is not None:
+            gen.worker.join(timeout)
+            return not gen.worker.is_alive()
+        return True
 
     def _request_reload(self) -> None:
         self._reload.set()
@@ -206,9 +209,9 @@ class Daemon:
 
     def _healthy(self) -> bool:
         """The worker is idle, or busy for less than a long model call could take."""
-        busy = self.health.busy_since
+        worker, busy = self.gen.worker, self.gen.health.busy_since
         limit = max(600.0, self.settings.llm.timeout_s * (self.settings.llm.max_retries + 2))
-        return self._worker is not None and self._worker.is_alive() and (busy is None or time.monotonic() - busy < limit)
+        return worker is not None and worker.is_alive() and (busy is None or time.monotonic() - busy < limit)
 
     def _do_reload(self) -> None:
         self.notifier.reloading()
@@ -219,22 +222,14 @@ class Daemon:
             self.notifier.ready()
             return
         self.log.info("daemon.reloading")
-        self.queue.close()
-        if self.jobs is not None:
-            self.jobs.request_stop()
-        if self._worker is not None:
-            self._worker.join(self.settings.service.shutdown_timeout_s)
-            if self._worker.is_alive():
-                self.log.warning("daemon.reload_overlap", kind=self.health.last_kind,
-                                 hint="the busy worker finishes its item, then ends on its own")
-        self._stop_scheduler()
-        self._stop_watchers()
-        moved = paths.socket_file != self.paths.socket_file
-        self._stop_sink()
-        self.config = Config(settings, paths)
-        self.queue = WorkQueue()
+        old = self.gen
+        if not self._stop_generation(old):
+            self.log.warning("daemon.reload_overlap", kind=old.health.last_kind,
+                             hint="the busy worker finishes its item with its own parts, then ends")
+        moved = paths.socket_file != old.config.paths.socket_file
+        self.gen = Generation(Config(settings, paths))
         self._start()
-        if moved:
+        if moved and self._socket is not None:
             self._socket.close()
             self._start_socket()
         self.notifier.ready()
@@ -250,44 +245,39 @@ class Daemon:
 
     def session_idle(self, session_id: str) -> None:
         """OpenCode says a session went idle: write its note now, not after settle_seconds."""
-        with self._idle_lock:
-            self._idle.add(session_id)
+        gen = self.gen
+        gen.add_idle(session_id)
         self.log.info("session.idle", session_id=session_id)
-        self.queue.mark(CAPTURE)
-
-    def _take_idle(self) -> frozenset[str]:
-        with self._idle_lock:
-            idle, self._idle = frozenset(self._idle), set()
-        return idle
+        gen.queue.mark(CAPTURE)
 
     # -- the worker ---------------------------------------------------------------
 
-    def _work(self, queue: WorkQueue) -> None:
-        # Each worker owns its jobs and its queue. After a reload that had to leave a
-        # busy worker behind, the old one finishes its item with its own jobs, closes
-        # them and ends; it never touches the new worker's.
+    def _work(self, gen: Generation) -> None:
+        # Each worker owns its generation's jobs and works on its queue. After a reload
+        # that had to leave a busy worker behind, the old one finishes its item with its
+        # own parts (its writes fenced off), closes its jobs and ends.
         try:
-            jobs = self._jobs_factory(self.config)
+            jobs = self._jobs_factory(gen.config, gen.fence)
         except BaseException as exc:  # noqa: BLE001 - handed to _start, which stops the daemon
-            self._start_error = exc
-            self._jobs_ready.set()
+            gen.start_error = exc
+            gen.jobs_ready.set()
             return
-        self.jobs = jobs
-        self._jobs_ready.set()
+        gen.jobs = jobs
+        gen.jobs_ready.set()
         try:
             while True:
-                kind = queue.take()
+                kind = gen.queue.take()
                 if kind is None:
                     return
-                self._run_one(kind, jobs, queue)
+                self._run_one(kind, gen, jobs)
         finally:
             jobs.close()
 
-    def _run_one(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
-        self.health.busy_since = time.monotonic()
-        self.health.last_kind = kind
+    def _run_one(self, kind: str, gen: Generation, jobs: Jobs) -> None:
+        gen.health.busy_since = time.monotonic()
+        gen.health.last_kind = kind
         try:
-            self._do(kind, jobs, queue)
+            self._do(kind, gen, jobs)
         except StateFenced:
             return  # stopping: the job was cut short, nothing more is written
         except DiskFull as exc:  # named, without a traceback; the next pass tries again
@@ -295,16 +285,17 @@ class Daemon:
         except Exception as exc:  # noqa: BLE001 - the loop must outlive any one job
             self.log.exception("daemon.job_failed", kind=kind, error=str(exc))
         finally:
-            self.health.busy_since = None
-        if self._sink is not None:
-            self._sink.wake()  # notes or trees may have changed: the sink looks (on its own thread)
+            gen.health.busy_since = None
+        if gen.sink is not None:
+            gen.sink.wake()  # notes or trees may have changed: the sink looks (on its own thread)
         if kind == RECONCILE and not self.first_pass.is_set():
             self.first_pass.set()
             self.log.info("daemon.first_pass_done", status=jobs.status_line())
 
-    def _do(self, kind: str, jobs: Any, queue: WorkQueue) -> None:
+    def _do(self, kind: str, gen: Generation, jobs: Jobs) -> None:
+        queue = gen.queue
         if kind in (CAPTURE, SETTLED, RECONCILE):
-            result = jobs.capture(full=kind == RECONCILE, idle=self._take_idle())
+            result = jobs.capture(full=kind == RECONCILE, idle=gen.take_idle())
             if result is not None:
                 if result.recheck_in is not None:
                     # A session is settling: look again when it should have gone quiet,
@@ -314,12 +305,12 @@ class Daemon:
                 if result.new_roots:
                     queue.mark(ROOTS)
             if kind == RECONCILE:
-                self._sync_root_watches()
+                self._sync_root_watches(gen)
                 for root in jobs.roots():
                     queue.mark(TREE + str(root.path))
             self.notifier.status(jobs.status_line())
         elif kind == ROOTS:
-            self._sync_root_watches()
+            self._sync_root_watches(gen)
         elif kind.startswith(TREE):
             jobs.refresh_tree(Path(kind[len(TREE) :]))
             if self._socket is not None:
@@ -330,113 +321,110 @@ class Daemon:
 
     # -- sink ------------------------------------------------------------------------
 
-    def _start_sink(self) -> None:
+    def _start_sink(self, gen: Generation) -> None:
         from daemon.sinks.run import enabled
 
-        if enabled(self.settings):
+        if enabled(gen.config.settings):
             from daemon.service.sinkworker import SinkWorker
 
-            self._sink = SinkWorker(self.config)
-            self._sink.start()
-
-    def _stop_sink(self) -> None:
-        if self._sink is not None:
-            self._sink.stop(self.settings.service.shutdown_timeout_s)
-            self._sink = None
+            gen.sink = SinkWorker(gen.config, gen.fence)
+            gen.sink.start()
 
     # -- watchers ------------------------------------------------------------------
 
-    def _start_watchers(self) -> None:
+    def _start_watchers(self, gen: Generation) -> None:
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
 
-        watch = self.settings.watch
-        self._observer = PollingObserver(timeout=watch.poll_interval_s) if watch.poll else Observer()
-        self._observer.name = "memoryd-observer"
-        self._observer.daemon = True
-        self._watched = {}
-        self._watch_database()
-        self._observer.start()
+        watch = gen.config.settings.watch
+        observer = PollingObserver(timeout=watch.poll_interval_s) if watch.poll else Observer()
+        observer.name = "memoryd-observer"
+        observer.daemon = True
+        with gen.watch_lock:
+            gen.observer, gen.watched = observer, {}
+        self._watch_database(gen)
+        observer.start()
 
-    def _stop_watchers(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(5)
-            self._observer = None
+    def _stop_watchers(self, gen: Generation) -> None:
+        # Taken away under the lock: a poll or a new tree on another thread finds no
+        # observer rather than scheduling on one being stopped.
+        with gen.watch_lock:
+            observer, gen.observer, gen.watched = gen.observer, None, {}
+        if observer is not None:
+            observer.stop()
+            observer.join(5)
 
-    def _watch_database(self, warn: bool = True) -> None:
-        folder = self.paths.opencode_db.parent
-        with self._watch_lock:
-            if folder.is_dir() and str(folder) not in self._watched:
-                handler = DatabaseEvents(self.paths.opencode_db.name, self._on_database_event)
-                self._watched[str(folder)] = self._observer.schedule(handler, str(folder), recursive=False)
+    def _watch_database(self, gen: Generation, warn: bool = True) -> None:
+        db = gen.config.paths.opencode_db
+        folder = db.parent
+        with gen.watch_lock:
+            if gen.observer is None:  # stopped meanwhile
+                return
+            if folder.is_dir() and str(folder) not in gen.watched:
+                handler = DatabaseEvents(db.name, lambda replaced: self._on_database_event(gen, replaced))
+                gen.watched[str(folder)] = gen.observer.schedule(handler, str(folder), recursive=False)
                 return
         if warn and not folder.is_dir():
-            self.log.warning(
-                "source.waiting", db=str(self.paths.opencode_db), hint="OpenCode has not created its database yet"
-            )
+            self.log.warning("source.waiting", db=str(db), hint="OpenCode has not created its database yet")
 
-    def _sync_root_watches(self) -> None:
+    def _sync_root_watches(self, gen: Generation) -> None:
         """Watch every memory root that exists now; stop watching ones that are gone."""
-        if self._observer is None or self.jobs is None:
+        jobs = gen.jobs
+        if jobs is None:
             return
-        wanted = {str(root.path): root for root in self.jobs.roots() if root.path.is_dir()}
-        db_folder = str(self.paths.opencode_db.parent)
-        with self._watch_lock:
-            for path in list(self._watched):
+        wanted = {str(root.path): root for root in jobs.roots() if root.path.is_dir()}
+        db_folder = str(gen.config.paths.opencode_db.parent)
+        with gen.watch_lock:
+            if gen.observer is None:  # stopped meanwhile
+                return
+            for path in list(gen.watched):
                 if path != db_folder and path not in wanted:
-                    self._observer.unschedule(self._watched.pop(path))
-            for path in sorted(wanted.keys() - set(self._watched)):
-                handler = TreeEvents(wanted[path], self._on_tree_event, self.jobs.own_writes.is_echo)
-                self._watched[path] = self._observer.schedule(handler, path, recursive=True)
-                self.queue.mark(TREE + path)
+                    gen.observer.unschedule(gen.watched.pop(path))
+            for path in sorted(wanted.keys() - set(gen.watched)):
+                handler = TreeEvents(wanted[path], lambda root: self._on_tree_event(gen, root), jobs.own_writes.is_echo)
+                gen.watched[path] = gen.observer.schedule(handler, path, recursive=True)
+                gen.queue.mark(TREE + path)
                 self.log.info("tree.watching", root=path)
 
-    def _on_database_event(self, replaced: bool) -> None:
-        debounce = self.settings.watch.debounce_ms / 1000
-        if replaced:
-            self.jobs.source_replaced()
-        self.queue.mark(CAPTURE, debounce, trailing=True, max_delay=MAX_DEBOUNCE_S)
+    def _on_database_event(self, gen: Generation, replaced: bool) -> None:
+        debounce = gen.config.settings.watch.debounce_ms / 1000
+        if replaced and gen.jobs is not None:
+            gen.jobs.source_replaced()
+        gen.queue.mark(CAPTURE, debounce, trailing=True, max_delay=MAX_DEBOUNCE_S)
 
-    def _on_tree_event(self, root: Path) -> None:
+    def _on_tree_event(self, gen: Generation, root: Path) -> None:
         # Editors save in bursts of a few milliseconds (temp file, rename), not WAL-style
         # streams: a short window keeps an edit → index.md well under a third of a second.
-        window = min(self.settings.watch.debounce_ms, TREE_DEBOUNCE_MS) / 1000
-        self.queue.mark(TREE + str(root), window, trailing=True)
+        window = min(gen.config.settings.watch.debounce_ms, TREE_DEBOUNCE_MS) / 1000
+        gen.queue.mark(TREE + str(root), window, trailing=True)
 
     # -- scheduler -------------------------------------------------------------------
 
-    def _start_scheduler(self) -> None:
+    def _start_scheduler(self, gen: Generation) -> None:
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        watch, sweep = self.settings.watch, self.settings.sweep
+        watch, sweep = gen.config.settings.watch, gen.config.settings.sweep
         scheduler = BackgroundScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60}, daemon=True
         )
-        # Jobs only mark work as due: the one worker does it, so jobs never overlap.
-        scheduler.add_job(self.queue.mark, "interval", args=[SWEEP], minutes=sweep.interval_minutes, id="sweep")
-        scheduler.add_job(
-            self.queue.mark, "interval", args=[RECONCILE], minutes=watch.reconcile_minutes, id="reconcile"
-        )
-        if watch.poll or not self.paths.opencode_db.parent.is_dir():
+        # Jobs only mark work as due (they write nothing): the generation's one worker
+        # does it, behind the generation's fence, so jobs never overlap.
+        queue = gen.queue
+        scheduler.add_job(queue.mark, "interval", args=[SWEEP], minutes=sweep.interval_minutes, id="sweep")
+        scheduler.add_job(queue.mark, "interval", args=[RECONCILE], minutes=watch.reconcile_minutes, id="reconcile")
+        if watch.poll or not gen.config.paths.opencode_db.parent.is_dir():
             # Polling mode, or a database folder that does not exist yet: a cheap check
             # (PRAGMA data_version, or the file appearing) every few seconds.
-            scheduler.add_job(self._poll, "interval", seconds=watch.poll_interval_s, id="poll")
+            scheduler.add_job(self._poll, "interval", args=[gen], seconds=watch.poll_interval_s, id="poll")
         scheduler.start()
-        self._scheduler = scheduler
-        self.queue.mark(SWEEP, 5.0)  # one sweep soon after start, then on schedule
+        gen.scheduler = scheduler
+        queue.mark(SWEEP, 5.0)  # one sweep soon after start, then on schedule
 
-    def _poll(self) -> None:
-        if not self.paths.opencode_db.exists():
+    def _poll(self, gen: Generation) -> None:
+        if not gen.config.paths.opencode_db.exists():
             return
-        if self._observer is not None:
-            self._watch_database(warn=False)  # the folder may have appeared since the start
-        self.queue.mark(CAPTURE)
-
-    def _stop_scheduler(self) -> None:
-        if self._scheduler is not None:
-            self._scheduler.shutdown(wait=False)
-            self._scheduler = None
+        self._watch_database(gen, warn=False)  # the folder may have appeared since the start
+        gen.queue.mark(CAPTURE)
 
 
 class _WakingEvent(threading.Event):
@@ -451,7 +439,7 @@ class _WakingEvent(threading.Event):
         self._wake_also.set()
 
 
-def _default_jobs(config: Config) -> Any:
+def _default_jobs(config: Config, fence: WriteFence) -> Jobs:
     from daemon.service.jobs import Jobs
 
-    return Jobs(config)
+    return Jobs(config, fence)

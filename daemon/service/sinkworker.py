@@ -1,6 +1,7 @@
 """The daemon's sink thread: delivers in the background so capture never waits on a server.
 
-It owns its own state-database connection and HTTP client. It wakes when the worker has
+It owns its own state-database connection and HTTP client; the connection writes through
+the daemon's fence, so a thread the stop had to leave in a request writes nothing after it. It wakes when the worker has
 done something (a capture pass, a tree refresh, a sweep), when a backoff ends, and on the
 cognify schedule; otherwise it sleeps. A dead or slow Cognee only ever blocks this thread.
 """
@@ -12,6 +13,7 @@ import time
 
 from daemon.config import Config
 from daemon.logs import get_logger
+from daemon.state import StateFenced, WriteFence
 
 IDLE_S = 3600.0  # nothing due: sleep until woken (or this long)
 
@@ -19,8 +21,9 @@ IDLE_S = 3600.0  # nothing due: sleep until woken (or this long)
 class SinkWorker:
     """Runs `Sink.round` on a thread of its own until stopped."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, fence: WriteFence) -> None:
         self.config = config
+        self.fence = fence
         self.settings, self.paths = config.settings, config.paths
         self.log = get_logger("memoryd.sink")
         self._wake = threading.Event()
@@ -47,7 +50,7 @@ class SinkWorker:
         from daemon.sinks.run import Sink
         from daemon.state import StateDB
 
-        state = StateDB(self.paths.state_db)
+        state = StateDB(self.paths.state_db, self.fence)
         try:
             sink = Sink(self.config, state)
         except SinkError as exc:
@@ -56,11 +59,17 @@ class SinkWorker:
             return
         config = self.settings.sinks.cognee
         self._next_cognify = time.monotonic() + config.cognify_interval_minutes * 60
+        # The first round waits for the worker's first item (the reconcile after start):
+        # a round during that pass would send a few of its notes and, with a slow server,
+        # leave the rest waiting for that request to end.
+        self._wake.wait(IDLE_S)
         try:
             while not self._stop.is_set():
                 self._wake.clear()
                 self._one(sink)
                 self._wake.wait(self._sleep_s(sink))
+        except StateFenced:
+            pass  # the daemon stopped: what was sent is confirmed at the next start (at-least-once)
         finally:
             sink.close()
             state.close()

@@ -79,6 +79,10 @@ class Outbox:
         queued goes to a server: content, file name and metadata pass the scrubber first (a
         memory written by hand may hold what capture never saw)."""
         metadata = {k: redact(v) if isinstance(v, str) else v for k, v in (entry.metadata or {}).items()}
+        with self.state.fence.guard():
+            self._put(entry, metadata, now_ms)
+
+    def _put(self, entry: Entry, metadata: dict[str, Any], now_ms: int | None) -> None:
         self.conn.execute(
             "INSERT INTO sink_outbox (sink, doc_key, op, content_hash, content, filename, metadata, root, path,"
             " queued_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(sink, doc_key) DO UPDATE SET op = excluded.op,"
@@ -113,7 +117,8 @@ class Outbox:
                 self.conn.execute(f"UPDATE {table} SET path = ? WHERE path = ? AND sink = ?", (new, old, self.sink))  # noqa: S608
 
     def drop(self, doc_key: str) -> None:
-        self.conn.execute("DELETE FROM sink_outbox WHERE sink = ? AND doc_key = ?", (self.sink, doc_key))
+        with self.state.fence.guard():
+            self.conn.execute("DELETE FROM sink_outbox WHERE sink = ? AND doc_key = ?", (self.sink, doc_key))
 
     def queued(self) -> dict[str, tuple[str, str]]:
         """doc key → (op, content hash) of everything queued."""
@@ -153,7 +158,8 @@ class Outbox:
 
     def retry_now(self) -> None:
         """Forget every backoff (a manual push means "try now")."""
-        self.conn.execute("UPDATE sink_outbox SET next_try_at = 0 WHERE sink = ?", (self.sink,))
+        with self.state.fence.guard():
+            self.conn.execute("UPDATE sink_outbox SET next_try_at = 0 WHERE sink = ?", (self.sink,))
 
     # -- confirmations ----------------------------------------------------------------
 

@@ -116,9 +116,13 @@ def test_a_reload_that_leaves_a_busy_worker_behind_keeps_the_new_one_working(hom
     daemon._start()
     try:
         wait_for(lambda: SlowFirstPass.calls == 1, what="the first pass under way")
-        old_worker, old_jobs = daemon._worker, daemon.jobs
+        old = daemon.gen
+        old_worker, old_jobs = old.worker, old.jobs
         daemon._do_reload()
-        assert daemon.jobs is not old_jobs and old_worker.is_alive()
+        # A new generation swapped in whole; the old one's writes are fenced off, not the new one's.
+        assert daemon.gen is not old and daemon.jobs is not old_jobs and old_worker.is_alive()
+        assert old.fence.closed and not daemon.gen.fence.closed
+        assert daemon.jobs.fence is daemon.gen.fence
         release.set()
         old_worker.join(10)
         assert not old_worker.is_alive()

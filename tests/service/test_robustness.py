@@ -122,7 +122,7 @@ def test_a_worker_that_cannot_start_stops_the_daemon_with_the_reason(home, fixtu
     settings, paths = load_settings()
     logged: list[str] = []
 
-    def broken_jobs(config):  # noqa: ANN001, ANN202
+    def broken_jobs(config, fence):  # noqa: ANN001, ANN202
         raise PermissionError(13, "Permission denied", str(config.paths.state_db))
 
     daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}), jobs_factory=broken_jobs)
