@@ -216,13 +216,11 @@ def _here(config: Config, here: Path) -> dict[str, Any] | None:
 def _memory_roots(config: Config, state: Any, here: Path | None = None) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
     from daemon.memory.index import SearchIndexError, open_index
-    from daemon.memory.roots import discover_roots
+    from daemon.memory.roots import known_roots
 
     rows: list[dict[str, Any]] = []
-    project_dirs = sorted(state.project_dirs()) if config.settings.memory.discover_projects else []
-    if here is not None:
-        project_dirs.append(str(here))  # the caller's own project, captured yet or not
-    roots = [r for r in discover_roots(config, [Path(d) for d in project_dirs]) if r.path.is_dir()]
+    # With the caller's own project, captured yet or not.
+    roots = known_roots(config, state, [here] if here is not None else [])
     if not roots:
         return rows
     try:

@@ -36,21 +36,15 @@ def _open_index(app: AppContext) -> SearchIndex:
 def _roots(app: AppContext, index: SearchIndex, projects: tuple[Path, ...]) -> list[MemoryRoot]:
     """Every existing tree: global, configured, this directory's project, any given, any
     indexed, and the projects OpenCode sessions ran in (as the daemon sees them)."""
-    from daemon.memory.roots import discover_roots
+    from daemon.memory.roots import known_roots
 
-    return discover_roots(
-        app.config, [Path.cwd(), *projects, *_session_projects(app)], extra_roots=index.known_roots()
-    )
-
-
-def _session_projects(app: AppContext) -> list[Path]:
-    if not app.settings.memory.discover_projects or not app.paths.state_db.exists():
-        return []
+    if not app.paths.state_db.exists():
+        return known_roots(app.config, None, [Path.cwd(), *projects], index.known_roots())
     from daemon.state import StateDB
 
     state = StateDB(app.paths.state_db)
     try:
-        return [Path(d) for d in sorted(state.project_dirs())]
+        return known_roots(app.config, state, [Path.cwd(), *projects], index.known_roots())
     finally:
         state.close()
 

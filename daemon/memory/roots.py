@@ -19,6 +19,7 @@ from daemon.memory.frontmatter import MemoryFileError
 
 if TYPE_CHECKING:
     from daemon.config import Config, Paths
+    from daemon.state import StateDB
 
 Scope = Literal["global", "project"]
 
@@ -142,6 +143,25 @@ def discover_roots(
         if root.path not in seen and root.exists():
             seen[root.path] = root
     return list(seen.values())
+
+
+def known_roots(
+    config: Config,
+    state: StateDB | None,
+    project_dirs: Iterable[Path] = (),
+    extra_roots: Iterable[MemoryRoot] = (),
+) -> list[MemoryRoot]:
+    """Every memory tree memoryd knows that exists: the one answer for the daemon's jobs,
+    `memoryd status`, `memoryd tree` and the sink.
+
+    The global tree, `memory.project_roots`, the caller's `project_dirs` (its working
+    directory), the projects OpenCode sessions ran in (from `state`, only when
+    `memory.discover_projects` is on), then `extra_roots` (e.g. the index's).
+    """
+    sessions: list[Path] = []
+    if state is not None and config.settings.memory.discover_projects:
+        sessions = [Path(d) for d in sorted(state.project_dirs())]
+    return discover_roots(config, [*project_dirs, *sessions], extra_roots)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -217,9 +217,9 @@ class Jobs:
 
     def roots(self) -> list:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
-        from daemon.memory.roots import discover_roots
+        from daemon.memory.roots import known_roots
 
-        roots = discover_roots(self.config, [Path(d) for d in sorted(self._project_dirs)])
+        roots = known_roots(self.config, self.state)
         self._roots = {root.path: root for root in roots}
         return roots
 

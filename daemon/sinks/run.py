@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from daemon.config import Config, Settings
@@ -17,13 +16,6 @@ from daemon.timefmt import iso
 
 def enabled(settings: Settings) -> bool:
     return bool(settings.sinks.cognee.url)
-
-
-def sink_roots(config: Config, state: StateDB) -> list:
-    """The trees whose notes go out: global, configured, and every project a session ran in."""
-    from daemon.memory.roots import discover_roots
-
-    return discover_roots(config, [Path(d) for d in sorted(state.project_dirs())])
 
 
 class Sink:
@@ -47,7 +39,10 @@ class Sink:
         self.filler.close()
 
     def fill(self, force: bool = False):
-        return self.filler.fill(sink_roots(self.config, self.state), force=force)
+        from daemon.memory.roots import known_roots
+
+        # The trees memoryd knows (project trees only with memory.discover_projects).
+        return self.filler.fill(known_roots(self.config, self.state), force=force)
 
     def round(
         self,

@@ -119,3 +119,35 @@ def test_a_failure_backs_off_and_a_push_retries_now(outbox, root):
     outbox.retry_now()
     (entry,) = outbox.due(10)
     assert entry.attempts == 2
+
+
+@pytest.mark.parametrize("discover", [True, False])
+def test_a_sink_round_reads_the_trees_memoryd_knows_project_trees_only_with_discovery(home, tmp_path, monkeypatch, discover):
+    from daemon.config import Config, load_settings
+    from daemon.memory.roots import global_tree
+    from daemon.sinks.run import Sink
+    from daemon.state import SessionRecord
+
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    project_tree = MemoryRoot(project / ".memory", "project")
+    (project_tree.path / "sessions").mkdir(parents=True)
+    note(project_tree, "p.md", "ses_project")
+    monkeypatch.setenv("MEMORYD_SINKS__COGNEE__URL", "http://127.0.0.1:9")  # never asked: fill only
+    monkeypatch.setenv("MEMORYD_MEMORY__DISCOVER_PROJECTS", str(discover).lower())
+    settings, paths = load_settings()
+    (global_tree(paths).path / "sessions").mkdir(parents=True)
+    note(global_tree(paths), "g.md", "ses_global")
+    state = StateDB(paths.state_db)
+    try:
+        state.put(SessionRecord(session_id="ses_project", project_dir=str(project / "src")))
+        sink = Sink(Config(settings, paths), state)
+        try:
+            sink.fill()
+            queued = {e.path for e in sink.outbox.due(100)}
+        finally:
+            sink.close()
+    finally:
+        state.close()
+    expected = {"sessions/g.md", "sessions/p.md"} if discover else {"sessions/g.md"}
+    assert {Path(p).relative_to(Path(p).parents[1]).as_posix() for p in queued} == expected
