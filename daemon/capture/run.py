@@ -72,7 +72,6 @@ class Capturer:
         self.writer = writer or TreeWriter(state.fence)
         self.faults = faults or ServerFaults()  # the model server's failures in a row (the distiller counts them)
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
-        self.answers = 0  # distiller answers this process had (junk verdicts too: they cost no call)
         self.memories = NoteMemories(config)  # a note's lessons, gotchas, decisions
 
     def run_pass(self, options: PassOptions = PassOptions(), progress: Progress | None = None) -> PassReport:
@@ -377,7 +376,6 @@ def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
     if not isinstance(result, Distilled):
         _record_failure(p, job, result)
         return
-    capture.answers += 1
     report.calls += result.calls
     report.tokens += result.tokens
     try:

@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import click
 
-from daemon.cli.context import EXIT_USAGE, AppContext, fail
+from daemon.cli.app import EXIT_USAGE, AppContext, fail
 
 
 @click.group()

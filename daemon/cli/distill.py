@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import click
 
-from daemon.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fail
+from daemon.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AppContext, fail
 
 
 @click.command()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, fail
+from daemon.cli.app import EXIT_FAILED, fail
 
 DEFAULT_LAST = 50
 _COLORS = {"warning": "yellow", "error": "red", "critical": "red", "debug": "bright_black"}

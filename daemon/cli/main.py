@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "forget": "daemon.cli.memory:forget",
     "inspect": "daemon.cli.memory:inspect",
     "list": "daemon.cli.memory:list_memories",
-    "context": "daemon.cli.inject:context",
+    "context": "daemon.cli.context:context",
     "opencode": "daemon.cli.opencode:opencode",
     "compile": "daemon.cli.tree:compile_cmd",
     "sweep": "daemon.cli.tree:sweep",
@@ -102,7 +102,7 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     """
     import os
 
-    from daemon.cli.context import AppContext, install_cli_logging
+    from daemon.cli.app import AppContext, install_cli_logging
 
     # Whatever memoryd creates (SQLite files and their -wal/-shm, logs, folders) is
     # private whatever the user's umask; restored when the command ends (tests run many).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from daemon.cli.context import AppContext
+from daemon.cli.app import AppContext
 
 CLIENTS = ("opencode", "claude")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, EXIT_USAGE, AppContext, fail
+from daemon.cli.app import EXIT_FAILED, EXIT_USAGE, AppContext, fail
 
 if TYPE_CHECKING:
     from daemon.memory.tree import Memory

@@ -9,7 +9,7 @@ import json
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, AppContext
+from daemon.cli.app import EXIT_FAILED, AppContext
 
 
 def _command(app: AppContext) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from daemon.cli.context import EXIT_USAGE, AppContext, fail
+from daemon.cli.app import EXIT_USAGE, AppContext, fail
 
 
 @click.command()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, AppContext
+from daemon.cli.app import EXIT_FAILED, AppContext
 from daemon.cli.memory import memory_errors
 from daemon.cli.tree import _open_index, _project_option, _roots
 

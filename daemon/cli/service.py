@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, EXIT_OK, fail
+from daemon.cli.app import EXIT_FAILED, EXIT_OK, fail
 from daemon.service import units
 
 PLATFORM_KEY = "memoryd.service.platform"

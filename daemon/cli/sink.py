@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, AppContext, fail
+from daemon.cli.app import EXIT_FAILED, AppContext, fail
 
 
 def _need_sink(app: AppContext) -> None:

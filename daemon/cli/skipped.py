@@ -6,7 +6,7 @@ import json
 
 import click
 
-from daemon.cli.context import AppContext
+from daemon.cli.app import AppContext
 
 
 def list_junk(app: AppContext, limit: int | None, as_json: bool) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from daemon.cli.context import AppContext
+from daemon.cli.app import AppContext
 
 
 @click.command()

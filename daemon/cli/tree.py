@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, AppContext
+from daemon.cli.app import EXIT_FAILED, AppContext
 from daemon.cli.memory import memory_errors
 
 if TYPE_CHECKING:
