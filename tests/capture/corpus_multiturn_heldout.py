@@ -265,4 +265,56 @@ KO_PUSH = Scenario(
     superseded=["토큰이 만료된 것 같습니다", "새 토큰으로 다시 로그인했습니다"],
 )
 
-HELDOUT = [EN_LEDGER, EN_UPLOAD, ZH_CHARTS, JA_EXPORT, KO_PUSH]
+ENGINE = f"{SRC}/engine"
+CARGO_TEST_FAIL = "\n".join([
+    "running 120 tests", *["test t ... ok"] * 30,
+    "test storage::tests::compaction_keeps_tombstones ... FAILED", "", "failures:", "",
+    "---- storage::tests::compaction_keeps_tombstones stdout ----",
+    "thread 'storage::tests::compaction_keeps_tombstones' panicked at src/storage.rs:412:9:",
+    "assertion `left == right` failed", "  left: 3", " right: 2", "",
+    "test result: FAILED. 119 passed; 1 failed; 0 ignored",
+])
+
+
+def _tombstone_steps() -> list[list[dict]]:
+    """A 40-step session: reads, checks, a failing workspace test, a wrong guess, the real cause."""
+    steps = [[_read(f"{ENGINE}/src/mod_{n}.rs", f"pub fn f{n}() {{}}")] for n in range(12)]
+    steps += [[_bash(f"cargo check -p engine-{n}", f"    Checking engine-{n} v0.1.0\n    Finished dev in 0.{n}s")]
+              for n in range(8)]
+    steps += [
+        [_bash("cargo test --workspace", CARGO_TEST_FAIL)],
+        [text("The compaction test fails: compaction drops a tombstone. I bet the off-by-one is in `merge_runs`, "
+              "which skips the last entry of each run.")],
+        [_edit(f"{ENGINE}/src/storage.rs", "for i in 0..run.len() - 1 {", "for i in 0..run.len() {")],
+        [_bash("cargo test -p engine storage::tests", CARGO_TEST_FAIL)],
+        [text("Nope, same failure, so merge_runs was fine; I reverted that edit.")],
+        [_edit(f"{ENGINE}/src/storage.rs", "for i in 0..run.len() {", "for i in 0..run.len() - 1 {")],
+        [_bash("RUST_LOG=trace cargo test -p engine compaction_keeps_tombstones -- --nocapture 2>&1 | grep -i tomb",
+               "TRACE gc: dropping tombstone key=k7 seq=41 (older than horizon 40)\nTRACE gc: kept tombstone key=k2 "
+               "seq=38")],
+        [text("Turns out it was the GC horizon comparison in `gc.rs`: it drops a tombstone whose seq is *newer* than "
+              "the horizon because it compares with `>` instead of `<`.")],
+        [_edit(f"{ENGINE}/src/gc.rs", "if t.seq > horizon {", "if t.seq < horizon {")],
+    ]
+    steps += [[_bash(f"cargo clippy -p engine-{n} -- -D warnings", f"    Checking engine-{n} v0.1.0\n    Finished")]
+              for n in range(6)]
+    steps += [
+        [_bash("cargo test --workspace", "test result: ok. 120 passed; 0 failed; 0 ignored")],
+        [text("All 120 workspace tests pass: `gc.rs` now drops only tombstones older than the GC horizon "
+              "(`t.seq < horizon`), so compaction keeps the newer tombstone. The merge_runs loop is unchanged.")],
+    ]
+    return steps
+
+
+EN_TOMBSTONE = Scenario(
+    "en-rust-tombstone",
+    "Compaction test failing",
+    ENGINE,
+    [("cargo test --workspace fails on compaction_keeps_tombstones since yesterday's merge. Fix it.",
+      _tombstone_steps())],
+    facts=["compaction_keeps_tombstones", "gc.rs", "t.seq < horizon", "120", "panicked at src/storage.rs:412:9"],
+    absent=["test t ... ok", "Checking engine-3"],
+    superseded=["off-by-one is in `merge_runs`"],
+)
+
+HELDOUT = [EN_LEDGER, EN_UPLOAD, ZH_CHARTS, JA_EXPORT, KO_PUSH, EN_TOMBSTONE]

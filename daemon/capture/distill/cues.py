@@ -139,7 +139,8 @@ _DECISIVE_RE = _cue_regex(
 )
 # Wording that makes a statement a guess, not a finding.
 _HEDGE_RE = _cue_regex(
-    ("probably", "maybe", "might", "perhaps", "i think", "i suspect", "likely", "possibly", "could be", "my guess"),
+    ("probably", "maybe", "might", "perhaps", "i think", "i suspect", "likely", "possibly", "could be", "my guess",
+     "i bet", "my bet", "presumably", "i guess", "my hunch", "i assume"),
     ("可能", "也许", "大概", "猜", "我觉得", "だと考え", "と思い", "かもしれ", "おそらく", "たぶん", "아마", "같습니다", "추측"),
 )
 # Guesses the hedge table's whole words miss: "应该是…" (should be = probably), "…だと思います".

@@ -17,7 +17,7 @@ from daemon.capture.distill.touched import reads_only
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
 _STRONG = re.compile(
     r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
-    r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory"
+    r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory|\bpanicked at\b"
     r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
 )
 _WEAK = re.compile(
@@ -49,9 +49,9 @@ def first_error_line(output: str) -> str:
         if len(line) < 4 or _NOT_AN_ERROR.search(line):
             continue
         if _STRONG.search(line):
-            return line
+            return line.rstrip(":")
         if not weak and _WEAK.search(line):
-            weak = line
+            weak = line.rstrip(":")
     return weak
 
 

@@ -224,9 +224,8 @@ class _Reader:
 
 
 def _claim_kind(sentence: str) -> str:
-    if cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence) or (
-        cues.is_hedged(sentence) and (cues.has_cue(sentence, cues.FINDING) or cues.names_cause(sentence))
-    ):
+    # A guess is a cause claimed, however it is worded ("I bet the off-by-one is in merge_runs").
+    if cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence) or cues.is_hedged(sentence):
         return FINDING
     if cues.has_cue(sentence, cues.FIX) or _ACTION.search(sentence):
         return ACTION

@@ -180,6 +180,8 @@ ERRORS = [
     ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree", "npm ERR! code ERESOLVE"),
     ("remote: Write access to repository not granted.\nfatal: unable to access 'x': 403",
      "fatal: unable to access 'x': 403"),
+    ("test a::b ... FAILED\nthread 'a::b' panicked at src/a.rs:4:9:\nassertion `left == right` failed",
+     "thread 'a::b' panicked at src/a.rs:4:9"),
 ]
 
 
@@ -232,3 +234,13 @@ def test_a_markdown_heading_is_no_sentence():
 
     assert sentences("## 対応内容\n\n- ci.yml で npm run build を前に移動しました。") == ["ci.yml で npm run build を前に移動しました。"]
     assert sentences("## Root cause: the cache is unbounded.") == ["Root cause: the cache is unbounded."]
+
+
+def test_a_guess_however_worded_falls_with_the_fix_built_on_it():
+    turns = _turns(
+        ("user", "compaction_keeps_tombstones fails."),
+        ("assistant", "I bet the off-by-one is in merge_runs, which skips the last entry."),
+        ("assistant", "Nope, same failure, so merge_runs was fine."),
+    )
+    (attempt,) = find_superseded(turns).attempts
+    assert attempt.claims == ["I bet the off-by-one is in merge_runs, which skips the last entry."]
