@@ -91,6 +91,8 @@ def test_a_vanished_database_is_reported_once_and_picked_up_when_it_is_back(home
     wait_for(lambda: "source.unavailable" in events(daemon.output()), 30, "source.unavailable")
     time.sleep(3)
     assert events(daemon.output()).count("source.unavailable") == 1
+    shown = status_text(daemon.env)
+    assert f"OpenCode database not found at {fixture_db}" in shown, shown
     shutil.move(kept, fixture_db)
     wait_for(lambda: "source.recovered" in events(daemon.output()), 30, "source.recovered")
     assert daemon.stop() == 0

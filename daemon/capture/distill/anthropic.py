@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.capture.distill.base import MalformedAnswer
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"  # override with llm.extra_headers = {"anthropic-version" = "…"}
 
@@ -54,7 +56,7 @@ class AnthropicMessages:
         """Return the answer's text blocks joined; raise ValueError saying what is wrong."""
         content = data.get("content") if isinstance(data, dict) else None
         if not isinstance(content, list):
-            raise ValueError("the answer has no content list")
+            raise MalformedAnswer("the answer has no content list")
         if data.get("stop_reason") == "refusal":
             raise ValueError("the model refused to write a note (stop_reason refusal)")
         # Thinking blocks, when a proxy turns them on, are not part of the note.

@@ -70,6 +70,11 @@ class DistillError(Exception):
         self.transient = transient
 
 
+class MalformedAnswer(ValueError):
+    """A 2xx answer that is not the API's shape (no choices, no content list): the server's
+    fault, like a body that is not JSON, never the session's."""
+
+
 class StopPass(DistillError):
     """Stop calling the distiller for the rest of this pass (bad API key, budget spent,
     a server that keeps failing).

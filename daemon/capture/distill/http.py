@@ -18,7 +18,7 @@ import httpx
 import structlog
 import tenacity
 
-from daemon.capture.distill.base import Distilled, DistillError, StopPass, Transcript
+from daemon.capture.distill.base import Distilled, DistillError, MalformedAnswer, StopPass, Transcript
 from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
 from daemon.capture.distill.grounding import grounded_note
 from daemon.capture.distill.junk import obviously_junk
@@ -273,11 +273,14 @@ class ModelDistiller:
         if (status >= 500 and status != 503) or status == 408:
             raise self._server_failed(_Retry(f"HTTP {status} ({redact(_server_message(response))})"), key)
         if status < 300:
+            # A 200 that is not JSON, or not an answer at all, is the server's fault, not the session's.
             try:
-                response.json()  # a 200 that is not JSON is the server's fault, not the session's
+                data = response.json()
             except ValueError:
                 excerpt = redact(" ".join(response.text.split())[:80])
                 raise self._server_failed(_Retry(f"HTTP {status} with malformed JSON ({excerpt!r})"), key) from None
+            if (wrong := self._not_an_answer(data)) is not None:
+                raise self._server_failed(_Retry(f"HTTP {status} with JSON that is no answer ({wrong})"), key)
         if status != 503:
             self.faults.answered()  # the server answered: whatever it said, it is up
         if status < 300:
@@ -329,6 +332,17 @@ class ModelDistiller:
         # The raw bytes, decoded once (Content-Encoding) as a plain response would be.
         return httpx.Response(streamed.status_code, headers=streamed.headers, content=b"".join(chunks),
                               request=streamed.request)
+
+    def _not_an_answer(self, data: Any) -> str | None:
+        """What makes `data` no answer of this API at all, or None (a refusal or an empty
+        note is an answer, judged once the call is settled)."""
+        try:
+            self.dialect.text(data)
+        except MalformedAnswer as exc:
+            return str(exc)
+        except ValueError:
+            return None
+        return None
 
     def _auth_message(self, status: int, detail: str) -> str:
         if self._key_env:

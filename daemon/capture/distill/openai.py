@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.capture.distill.base import MalformedAnswer
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -54,11 +56,11 @@ class OpenAIChat:
         """Return the answer's text; raise ValueError saying what is missing."""
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("the answer has no choices[0]")
+            raise MalformedAnswer("the answer has no choices[0]")
         choice = choices[0]
         message = choice.get("message")
         if not isinstance(message, dict):
-            raise ValueError("the answer has no choices[0].message")
+            raise MalformedAnswer("the answer has no choices[0].message")
         if choice.get("finish_reason") == "content_filter" or message.get("refusal"):
             raise ValueError("the model refused to write a note (content filter)")
         content = message.get("content")
@@ -72,5 +74,5 @@ class OpenAIChat:
                 )
             return ""
         if not isinstance(content, str):
-            raise ValueError(f"choices[0].message.content is {type(content).__name__}, not text")
+            raise MalformedAnswer(f"choices[0].message.content is {type(content).__name__}, not text")
         return content

@@ -154,14 +154,27 @@ def test_a_malformed_answer_then_a_good_one_gives_the_note(server, distiller, sl
     [("openai", {"id": "x", "object": "list"}, r"no choices\[0\]"), ("anthropic", {"id": "x"}, "no content list")],
 )
 def test_an_unexpected_shape_says_what_is_missing(server, sleeps, provider, body, what, work_transcript):
+    # Valid JSON, but no answer of this API: the server's fault (a proxy), as malformed JSON is.
     d = build(server, sleeps, provider)
-    server.then(Reply(json=body))
+    server.default = Reply(json=body)
     try:
         with pytest.raises(DistillError, match=what) as err:
             d.distill(work_transcript)
     finally:
         d.close()
-    assert server.url in str(err.value)
+    assert server.url in str(err.value) and err.value.transient
+    assert len(server.requests) == d.llm.max_retries + 1
+
+
+@pytest.mark.parametrize("body", [[], None, "text", {"choices": []}, {"choices": [{"message": {"content": {"x": 1}}}]}])
+def test_json_that_is_no_completion_then_a_good_answer_gives_the_note(server, sleeps, body, work_transcript):
+    d = build(server, sleeps)
+    server.then(Reply(json=body), ok("openai"))
+    try:
+        assert "pnpm" in d.distill(work_transcript).body
+    finally:
+        d.close()
+    assert len(server.requests) == 2
 
 
 def test_401_stops_the_pass_with_one_clear_message_and_no_key(server, distiller, sleeps, work_transcript):
