@@ -101,21 +101,21 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
         from daemon.memory.roots import MemoryRoot
 
         with SearchIndex(paths.index_db) as index:
-            index.update_file(note, MemoryRoot(project / ".memory", "project"))
+            index.update_file_report(note, MemoryRoot(project / ".memory", "project"))
         rebuilt.append(get("why did the deploy fail"))
     print(f"first answer after a tree changed      {ms(rebuilt)}   (built on request)")
     warmed = []
     for i in range(20):
         note.write_text(f"---\ntitle: Bench touch again {i}\nkind: lesson\n---\nchanged {i}\n")
         with SearchIndex(paths.index_db) as index:
-            index.update_file(note, MemoryRoot(project / ".memory", "project"))
+            index.update_file_report(note, MemoryRoot(project / ".memory", "project"))
         server.warm()  # what the daemon's worker does after it refreshed a tree
         warmed.append(get(f"why did the deploy fail {i}"))
     print(f"first answer after a tree changed      {ms(warmed)}   (warmed by the worker)")
     server.close()
     note.unlink()  # a cached tree stays as generated
     with SearchIndex(paths.index_db) as index:
-        index.update_file(note, MemoryRoot(project / ".memory", "project"))
+        index.update_file_report(note, MemoryRoot(project / ".memory", "project"))
     return sock
 
 

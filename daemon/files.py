@@ -181,11 +181,6 @@ def write_if_changed(path: Path, text: str, mode: int = FILE_MODE, durable: bool
     return True
 
 
-def is_temp_file(path: Path) -> bool:
-    """True for memoryd's own in-flight temp files."""
-    return path.name.startswith(TEMP_PREFIX)
-
-
 _UNSAFE = re.compile(r"[^\w.-]+", re.UNICODE)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from daemon.files import FILE_MODE, atomic_write_text, is_temp_file, sync_files, write_if_changed
+from daemon.files import FILE_MODE, atomic_write_text, sync_files, write_if_changed
 
 
 def test_atomic_write_is_private_and_leaves_no_temp_file(tmp_path):
@@ -25,7 +25,6 @@ def test_a_stale_temp_file_from_a_killed_process_with_our_pid_is_replaced(tmp_pa
     stale.write_text("left by a kill -9")
     atomic_write_text(tmp_path / "x.md", "fresh")
     assert (tmp_path / "x.md").read_text() == "fresh" and not stale.exists()
-    assert is_temp_file(stale)
 
 
 def test_write_if_changed_writes_only_new_bytes(tmp_path):

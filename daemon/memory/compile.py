@@ -414,16 +414,3 @@ def sync_and_compile(index: SearchIndex, root: MemoryRoot, *, everything: bool =
     synced = index.sync_root_report(root)
     changes = synced if synced.changed and not everything else None
     return Refresh(synced.changed, compile_report(root, index, changes=changes))
-
-
-def compile_all(roots: Iterable[MemoryRoot], index: SearchIndex) -> list[CompileReport]:
-    """Sync and compile every root; one root's failure is reported without stopping the others."""
-    reports = []
-    for root in roots:
-        try:
-            reports.append(sync_and_compile(index, root).compiled)
-        except OSError as exc:
-            report = CompileReport(root, problems=[Problem(root.path, f"compile failed: {exc}")])
-            log_problem(report.problems[0])
-            reports.append(report)
-    return reports

@@ -376,9 +376,14 @@ def build_context(
     prompt: str = "",
     budgets: Budgets = Budgets(),
     session: str | None = None,
+    stable: StablePart | None = None,
 ) -> SessionContext:
-    """Return the block a session with these roots (project first) is given."""
-    stable = build_stable(index, roots, now, budgets, exclude_id=session)
+    """Return the block a session with these roots (project first) is given.
+
+    `stable`: its prompt-free part when the caller keeps one (built here otherwise).
+    """
+    if stable is None:
+        stable = build_stable(index, roots, now, budgets, exclude_id=session)
     lines, ids = render_relevant(
         index, roots, prompt, now, budgets, project=_scope_of(roots), exclude_id=session, skip_ids=stable.rule_ids
     )
@@ -451,11 +456,7 @@ def context_payload(
         getattr(inject, "routing_chars", Budgets.routing_chars), getattr(inject, "block_tokens", Budgets.block_tokens),
     )  # fmt: skip
     stable = _stable_for(ws, roots, now, budgets, session, stable_cache)
-    lines, ids = render_relevant(
-        ws.index, roots, prompt, now, budgets,
-        project=_scope_of(roots), exclude_id=session, skip_ids=stable.rule_ids,
-    )  # fmt: skip
-    context = assemble(stable, prompt, lines, ids, budgets)
+    context = build_context(ws.index, roots, now, prompt=prompt, budgets=budgets, session=session, stable=stable)
     project = next((r for r in roots if r.scope == "project" and r.exists()), None)
     return {
         **base,

@@ -205,13 +205,6 @@ class SearchIndex(IndexQueries):
             db.execute("DELETE FROM root WHERE path = ?", (root.key,))
         return count
 
-    def _root_of(self, path: Path) -> MemoryRoot:
-        candidate = str(Path(path).parent.parent)
-        row = self._db.execute("SELECT path, scope FROM root WHERE path = ?", (candidate,)).fetchone()
-        if row is None:
-            raise ValueError(f"{path} is not in a memory tree this index knows; sync its root first")
-        return MemoryRoot(Path(row[0]), row[1])
-
     # -- writing -----------------------------------------------------------------------
 
     @staticmethod
@@ -370,17 +363,10 @@ class SearchIndex(IndexQueries):
             log_problem(problem)
         return SyncReport(1, {memory.category}, frozenset({str(memory.path)}), root_tables)
 
-    def update_file(self, path: Path, root: MemoryRoot | None = None) -> bool:
-        """Re-index one file after a change; return whether the index changed.
-
-        A path that no longer exists (or is no memory) is removed instead.
-        """
-        return self.update_file_report(path, root).changed > 0
-
-    def update_file_report(self, path: Path, root: MemoryRoot | None = None) -> SyncReport:
-        """Re-index one file after a change; say what changed (for `compile_report(changes=…)`)."""
+    def update_file_report(self, path: Path, root: MemoryRoot) -> SyncReport:
+        """Re-index one file of `root` after a change; say what changed (for
+        `compile_report(changes=…)`). A path that no longer exists is removed instead."""
         path = Path(path)
-        root = root or self._root_of(path)
         if classify_path(root, path) != "memory":
             return SyncReport(0, set(), frozenset(), False)
         removed = SyncReport(1, {path.parent.name}, frozenset({str(path)}), True)

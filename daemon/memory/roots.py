@@ -110,19 +110,6 @@ def global_tree(paths: Paths) -> MemoryRoot:
     return MemoryRoot(paths.global_root, "global")
 
 
-def roots_for(paths: Paths, project_dir: Path | None) -> list[MemoryRoot]:
-    """Return the global root and, given a directory, the project root it belongs to.
-
-    The roots need not exist yet (`remember` creates them).
-    """
-    roots = [global_tree(paths)]
-    if project_dir is not None:
-        project = project_tree(project_dir)
-        if project.path != roots[0].path:
-            roots.append(project)
-    return roots
-
-
 def discover_roots(
     config: Config,
     project_dirs: Iterable[Path] = (),

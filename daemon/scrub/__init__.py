@@ -102,8 +102,3 @@ def find_secrets(text: str) -> list[str]:
         if kind not in kinds:
             kinds.append(kind)
     return kinds
-
-
-def looks_secret(text: str) -> bool:
-    """True when `text` holds something that looks like a credential."""
-    return bool(find_secrets(text))

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.memory.compile import compile_all, compile_root, sync_and_compile
-from daemon.memory.roots import MemoryRoot
+from daemon.memory.compile import compile_root, sync_and_compile
 
 from .conftest import write_memory
 
@@ -217,14 +216,6 @@ def test_compiled_files_keep_the_mode_a_person_gave_them(index, global_root):
     write_memory(global_root.path, "fact/b.md", "title: B")
     compile_tree(index, global_root)
     assert root_md.stat().st_mode & 0o777 == 0o644
-
-
-def test_compile_all_skips_missing_roots_and_compiles_the_rest(index, global_root, tmp_path):
-    write_memory(global_root.path, "fact/a.md", "title: A")
-    missing = MemoryRoot(tmp_path / "nowhere" / ".memory", "project")
-    reports = compile_all([missing, global_root], index)
-    assert reports[0].written == [] and not missing.path.exists()
-    assert global_root.path / "ROOT.md" in reports[1].written
 
 
 def test_a_crlf_root_md_keeps_its_line_endings(index, global_root):

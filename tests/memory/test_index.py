@@ -123,13 +123,13 @@ def test_sync_is_incremental_by_hash(global_root, index):
 def test_update_and_remove_single_files(global_root, index):
     index.sync_root(global_root)
     path = write_memory(global_root.path, "fact/new.md", "title: Fresh", "kiwi")
-    assert index.update_file(path) is True
+    assert index.update_file_report(path, global_root).changed > 0
     assert titles(index.search("kiwi", [global_root], now=NOW)) == ["Fresh"]
-    assert index.update_file(path) is False  # same bytes: nothing to do
+    assert index.update_file_report(path, global_root).changed == 0  # same bytes: nothing to do
     path.unlink()
-    assert index.update_file(path) is True  # gone: removed
+    assert index.update_file_report(path, global_root).changed > 0  # gone: removed
     assert index.count() == 0
-    assert index.update_file(global_root.path / "fact" / "index.md") is False
+    assert index.update_file_report(global_root.path / "fact" / "index.md", global_root).changed == 0
 
 
 def test_rebuild_starts_from_scratch(global_root, project_root, index):
@@ -249,7 +249,7 @@ def test_a_symlink_leaving_the_tree_is_never_indexed(global_root, index, tmp_pat
     link.parent.mkdir(parents=True)
     link.symlink_to(outside)
     index.sync_root(global_root)
-    assert index.update_file(link, global_root) is False
+    assert index.update_file_report(link, global_root).changed == 0
     assert index.search("platypus", [global_root], now=NOW).hits == []
     assert "outside the memory tree" in index.problems(global_root)[0].reason
 

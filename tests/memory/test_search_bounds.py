@@ -35,7 +35,7 @@ def test_the_term_table_follows_adds_edits_and_deletes(global_root, index):
     assert term_table(index)["deploy"] == 2  # memories, not occurrences
 
     first.write_text("---\ntitle: Alpha\n---\n\nrollback only\n", encoding="utf-8")
-    index.update_file(first, global_root)
+    index.update_file_report(first, global_root)
     assert term_table(index) == counted_from_streams(index)
     assert term_table(index)["deploy"] == 1
 
@@ -142,7 +142,7 @@ def test_category_and_tag_counts_follow_every_write(global_root, index):
     assert index.category_counts(global_root) == {"runbook": 2, "fact": 1}
     assert index.tag_counts(global_root, ["runbook"]) == {"runbook": {"deploy": 2, "ci": 1}}
     a.write_text("---\ntitle: A\ntags: [ops]\n---\n\nx\n", encoding="utf-8")
-    index.update_file(a, global_root)
+    index.update_file_report(a, global_root)
     assert index.tag_counts(global_root, ["runbook", "fact"]) == {"runbook": {"deploy": 1, "ops": 1}, "fact": {}}
     a.unlink()
     index.sync_root(global_root)

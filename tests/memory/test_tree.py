@@ -255,22 +255,19 @@ def test_dates_yaml_cannot_build_are_broken_yaml_not_a_crash(index, global_root)
     assert problems and problems[0].path == path
 
 
-def test_roots_for_a_directory_are_global_then_its_project(home, worktree):
+def test_discovery_lists_only_trees_that_exist_global_first(home, worktree):
     from daemon.config import Config, load_settings
-    from daemon.memory.roots import discover_roots, roots_for
+    from daemon.memory.roots import MemoryRoot, discover_roots
 
     settings, paths = load_settings()
     (worktree / "src").mkdir()
-    roots = roots_for(paths, worktree / "src")
-    assert [(r.scope, r.path) for r in roots] == [
-        ("global", home.global_root.resolve()),
-        ("project", (worktree / ".memory").resolve()),
-    ]
-    assert roots_for(paths, None) == roots[:1]
-    # Discovery lists only trees that exist.
-    assert discover_roots(Config(settings, paths), [worktree]) == []
+    config = Config(settings, paths)
+    assert discover_roots(config, [worktree]) == []
     (worktree / ".memory").mkdir()
-    assert discover_roots(Config(settings, paths), [worktree / "src"]) == [roots[1]]
+    project = MemoryRoot(worktree / ".memory", "project")
+    assert discover_roots(config, [worktree / "src"]) == [project]
+    home.global_root.mkdir(parents=True)
+    assert discover_roots(config, [worktree / "src"]) == [MemoryRoot(home.global_root, "global"), project]
 
 
 def test_a_broken_file_is_logged_once_not_on_every_sync(index, global_root, caplog):

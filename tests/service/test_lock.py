@@ -113,18 +113,43 @@ def test_a_status_probe_is_not_mistaken_for_a_running_daemon(tmp_path: Path) -> 
         os.close(probe)
 
 
-def test_a_child_process_does_not_inherit_the_lock(tmp_path: Path) -> None:
-    path = tmp_path / "memoryd.lock"
-    lock = InstanceLock(path)
+SPAWNER = textwrap.dedent(
+    """
+    import subprocess, sys, time
+    from pathlib import Path
+    from daemon.service.lock import InstanceLock
+    lock = InstanceLock(Path(sys.argv[1]))
     lock.acquire()
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    # close_fds=False: only close-on-exec keeps the lock's descriptor from the child.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], close_fds=False)
+    print(child.pid, flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_a_child_process_does_not_inherit_the_lock(tmp_path: Path) -> None:
+    """The daemon dies (kill -9) while a process it started lives on: the lock is free.
+
+    A child that inherited the descriptor would keep the flock held for as long as it
+    runs, and no daemon could start.
+    """
+    path = tmp_path / "memoryd.lock"
+    holder = subprocess.Popen([sys.executable, "-c", SPAWNER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    child_pid = int(holder.stdout.readline())
     try:
-        lock.release()
+        assert read_lock(path).alive
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=10)
+        os.kill(child_pid, 0)  # still running
         info = read_lock(path)
         assert info is not None and not info.alive
+        with InstanceLock(path, grace_s=0.1):
+            pass
     finally:
-        child.kill()
-        child.wait(timeout=10)
+        os.kill(child_pid, signal.SIGKILL)
+        holder.stdout.close()
 
 
 @pytest.mark.parametrize("content", ["", "garbage", "[1, 2]", '{"pid": "x", "started": 5}'])
