@@ -147,10 +147,11 @@ def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> Config | 
 
 def write_cached_settings(values: dict[str, Any], config_file: Path, env: Mapping[str, str]) -> None:
     """Remember validated settings for the next quick command (only when they changed)."""
+    from daemon.diskfull import DiskFull
     from daemon.files import write_if_changed
 
     data = {"fingerprint": settings_fingerprint(config_file, env), "settings": values}
     try:
         write_if_changed(state_dir_of(env) / CACHE_FILE, json.dumps(data, sort_keys=True), durable=False)
-    except OSError:
-        pass  # a cache only: a read-only state folder just means slower quick commands
+    except (OSError, DiskFull):
+        pass  # a cache only: a read-only or full state folder just means slower quick commands
