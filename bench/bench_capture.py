@@ -1,15 +1,18 @@
 """Capture benchmark, OpenCode 1.x and 2.0 side by side: backfill rate vs the raw read +
 json.loads rate, passes with nothing new, and a one-change pass.
 
-    python bench/bench_capture.py [--sessions 10000] [--v2-sessions 10000]
+    python bench/bench_capture.py [--sessions 10000] [--v2-sessions 10000] [--profile DIR]
 
 Grows two real-shape databases (the 1.18.33 fixture's sessions, and the recorded 2.0.15
 ones in a fresh 2.0 database, cloned with fresh ids), then for each, in one run,
 measures (1) the raw rate: every session's rows read and each `data` parsed with
-json.loads; (2) the full backfill with the default extractive distiller; (3) a pass with
-nothing new on the same connection (PRAGMA data_version answers) and on a new one (the
-rowid probes answer: a daemon start, `memoryd distill`); (4) the full comparison; (5) the
-pass after one session changed. `--v2-sessions 0` skips 2.0.
+json.loads; (2) the full backfill as a user runs it: the whole `memoryd distill` command
+in its own process with the default extractive distiller, start-up, notes, transcripts,
+state and the indexing and compiling of the trees it wrote included; (3) a pass with
+nothing new on the same connection (PRAGMA data_version answers: the daemon) and on a
+new one (the rowid probes answer: a daemon start, `memoryd distill`); (4) the full
+comparison; (5) the pass after one session changed. `--v2-sessions 0` skips 2.0;
+`--profile DIR` runs the backfill under cProfile (CPU time) and writes DIR/distill-<version>-<n>.prof.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,9 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grow_db import grow, grow_v2  # noqa: E402
 
 
-def raw_rate(db: Path, v2: bool) -> tuple[int, float]:
+def raw_rate(db: Path, v2: bool) -> tuple[int, float, float]:
+    """Root sessions read, and the seconds it took: wall clock, and CPU (the process's)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     table = "session_v2" if v2 else "session"
     ids = [r[0] for r in conn.execute(f"SELECT id FROM {table} WHERE parent_id IS NULL ORDER BY time_created, id")]
     for sid in ids:
@@ -43,9 +49,9 @@ def raw_rate(db: Path, v2: bool) -> tuple[int, float]:
             json.loads(data)
         for (data,) in conn.execute("SELECT data FROM part WHERE session_id = ?", (sid,)):
             json.loads(data)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     conn.close()
-    return len(ids), elapsed
+    return len(ids), elapsed, cpu
 
 
 def timed(label: str, run, detail) -> object:  # noqa: ANN001
@@ -105,7 +111,68 @@ def probes_ms(db: Path, cursor: str, v2: bool, repeat: int = 20) -> tuple[float,
     return median(new), (median(old) if old else None)
 
 
-def measure(home: Path, sessions: int, v2: bool) -> None:
+# cProfile on CPU time, not wall time: on a machine shared with other work the wall clock
+# charges the waits for a core to whatever ran next.
+PROFILED = """
+import cProfile, sys, time
+from daemon.cli.main import main
+out, sys.argv = sys.argv[1], ["memoryd", *sys.argv[2:]]
+profile = cProfile.Profile(time.process_time)
+try:
+    profile.runcall(main)
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+profile.dump_stats(out)
+sys.exit(code)
+"""
+
+
+def distill_command(home: Path, profile: Path | None, tag: str) -> tuple[float, float, str]:
+    """Run the whole `memoryd distill` in its own process; return its seconds (wall clock,
+    and CPU: user + system, which a loaded machine inflates less) and its summary."""
+    command = [sys.executable, "-m", "daemon", "distill", "--settle", "0"]
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+        command[1:3] = ["-c", PROFILED, str(profile / f"distill-{tag}.prof")]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, env=os.environ, capture_output=True, text=True, check=False, cwd=home)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if done.returncode != 0:
+        raise SystemExit(f"memoryd distill failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return seconds, cpu, done.stdout.strip().splitlines()[-1]
+
+
+REPEAT = 7
+
+
+def nothing_new_ms(config, new_connection: bool) -> float:  # noqa: ANN001
+    """Median ms of a pass with nothing new, each on a capturer of its own (the pass
+    timed, not the opening) or all on one (after a first pass that is not counted)."""
+    from statistics import median
+
+    from daemon.capture.pipeline import PassOptions, open_capturer
+
+    times = []
+    capture = open_capturer(config)
+    capture.run_pass(PassOptions())
+    for _ in range(REPEAT):
+        if new_connection:
+            capture.close()
+            capture = open_capturer(config)
+        start = time.perf_counter()
+        report = capture.run_pass(PassOptions())
+        times.append(1000 * (time.perf_counter() - start))
+        assert not report.distilled and not report.junk, "a pass with nothing new distilled something"
+    capture.close()
+    return median(times)
+
+
+def measure(home: Path, sessions: int, v2: bool, profile: Path | None = None) -> None:
     from daemon.capture.pipeline import PassOptions, open_capturer
     from daemon.config import Config, load_settings
     from daemon.logs import setup_logging
@@ -119,33 +186,35 @@ def measure(home: Path, sessions: int, v2: bool) -> None:
     t0 = time.perf_counter()
     roots = (grow_v2 if v2 else grow)(db, sessions)
     print(f"{name}: {roots} root sessions, {db.stat().st_size / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f}s)")
-    n, raw_s = raw_rate(db, v2)
+    n, raw_s, raw_cpu = raw_rate(db, v2)
     raw = n / raw_s
-    print(f"  raw read + json.loads:            {raw:9.0f} sessions/s ({raw_s:.2f}s)")
+    print(f"  raw read + json.loads:            {raw:9.0f} sessions/s ({raw_s:.2f}s; CPU {raw_cpu:.2f}s)")
 
+    full_s, full_cpu, summary = distill_command(home, profile, f"{'v2' if v2 else 'v1'}-{sessions}")
+    rate = n / full_s
+    print(f"  `memoryd distill`, whole command: {rate:9.0f} sessions/s ({full_s:.2f}s; CPU {full_cpu:.2f}s: {summary})")
+    print(f"    = {100 * rate / raw:.1f} % of the raw rate (target >= 25 %); by CPU time {100 * raw_cpu / full_cpu:.1f} %")
     settings, paths = load_settings()
     settings.capture.settle_seconds = 0
     setup_logging("info", paths.log_file, stderr=False)  # the file log costs what it costs in real use
-    capture = open_capturer(Config(settings, paths))
-    start = time.perf_counter()
-    report = capture.run_pass(PassOptions())
-    full_s = time.perf_counter() - start
-    rate = (len(report.distilled) + len(report.junk)) / full_s
-    print(f"  full backfill:                    {rate:9.0f} sessions/s ({full_s:.2f}s, {len(report.distilled)} notes, {len(report.junk)} junk)")
-    print(f"    = {100 * rate / raw:.0f} % of the raw rate (target >= 25 %)")
-    unchanged = lambda r: f"{r.unchanged} unchanged, {len(r.distilled)} distilled"  # noqa: E731
+    config = Config(settings, paths)
+    capture = open_capturer(config)
     # The first pass after a backfill checks every junk verdict once (then a marker skips it).
-    timed("first pass after the backfill:", lambda: capture.run_pass(PassOptions()), unchanged)
-    timed("pass, nothing new (same conn.):", lambda: capture.run_pass(PassOptions()), unchanged)
+    timed("first pass after the backfill:", lambda: capture.run_pass(PassOptions()), lambda r: f"{r.unchanged} unchanged")
     capture.close()
-    capture = open_capturer(Config(settings, paths))
-    timed("pass, nothing new (new conn.):", lambda: capture.run_pass(PassOptions()), unchanged)
+    fresh = nothing_new_ms(config, new_connection=True)
+    print(f"  pass, nothing new (new conn.):    {fresh:9.2f} ms (median of {REPEAT}; a daemon start, a `memoryd distill`)")
+    same = nothing_new_ms(config, new_connection=False)
+    print(f"  pass, nothing new (same conn.):   {same:9.2f} ms (median of {REPEAT}; the daemon's passes)")
+    capture = open_capturer(config)
     source, before = probes_ms(db, capture.state.get_meta("source_cursor"), v2)
     print(f"  source probes, nothing new:       {source:9.2f} ms (cursor, newest row, changed_since; new connection)")
     if before is not None:
         print(f"  the same with the old 1.x probes: {before:9.2f} ms (time_updated scan, MAX scan, DISTINCT over ids)")
+    unchanged = lambda r: f"{r.unchanged} unchanged, {len(r.distilled)} distilled"  # noqa: E731
     timed("full comparison, nothing new:", lambda: capture.run_pass(PassOptions(full_scan=True)), unchanged)
-    sid = report.distilled[len(report.distilled) // 2]
+    distilled = [r.session_id for r in capture.state.records("distilled")]
+    sid = sorted(distilled)[len(distilled) // 2]
     at = change_one(db, sid, v2)
     capture.clock = lambda: (at + 60_000) / 1000
     answers = capture.answers
@@ -158,11 +227,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=10_000, help="1.x root sessions")
     parser.add_argument("--v2-sessions", type=int, default=10_000, help="2.0 root sessions (0: skip)")
+    parser.add_argument("--profile", type=Path, help="run the backfill under cProfile, writing its .prof here")
+    parser.add_argument("--keep", type=Path, help="build the homes under this folder and keep them (to profile later)")
     args = parser.parse_args()
     for v2, sessions in ((False, args.sessions), (True, args.v2_sessions)):
-        if sessions:
-            with tempfile.TemporaryDirectory() as tmp:
-                measure(Path(tmp), sessions, v2)
+        if not sessions:
+            continue
+        if args.keep is not None:
+            home = args.keep / f"{'v2' if v2 else 'v1'}-{sessions}"
+            home.mkdir(parents=True)
+            measure(home, sessions, v2, args.profile)
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            measure(Path(tmp), sessions, v2, args.profile)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,8 @@ class SessionRecord:
 
 
 _COLUMNS = tuple(SessionRecord.__dataclass_fields__)
+# A pass that did nothing refreshes `last_pass` at most this often (`memoryd status` shows it).
+PASS_MARK_MS = 60_000
 
 
 def move_aside(path: Path) -> Path:
@@ -257,11 +259,22 @@ class StateDB:
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
+        """Store `value` under `key`; a value already stored is not written again (a pass
+        with nothing new then writes nothing: no write lock, no WAL frame)."""
         with self.fence.guard():
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[0] == value:
+                return
             self.conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def mark_pass(self, now_ms: int, worked: bool) -> None:
+        """Record when a pass ran, for `memoryd status`: after a pass that did work, and
+        otherwise at most once every PASS_MARK_MS, so the daemon's idle passes write nothing."""
+        if worked or now_ms - int(self.get_meta("last_pass", "0")) >= PASS_MARK_MS:
+            self.set_meta("last_pass", str(now_ms))
 
     @property
     def watermark(self) -> int:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.turns import blocks
@@ -75,17 +76,23 @@ def note_facts(note_text: str) -> NoteFacts:
         fields = split_document(note_text).fields if note_text.startswith("---\n") else {}
     except MemoryFileError:
         return NoteFacts()
+    return facts_of(fields)
+
+
+def facts_of(fields: Mapping[str, Any]) -> NoteFacts:
+    """The title and project of a note from its frontmatter's fields."""
     title = " ".join(str(fields.get("title") or "").split())
     return NoteFacts(title, canonical_project(str(fields.get("project") or "")))
 
 
-def statements(note_text: str) -> list[Statement]:
-    """The labelled lessons, gotchas and decisions of a note, once each."""
+def statements(note_text: str, facts: NoteFacts | None = None) -> list[Statement]:
+    """The labelled lessons, gotchas and decisions of a note, once each (`facts`: the
+    note's, when its writer knows them: its frontmatter is not parsed again)."""
     body = note_text
     if note_text.startswith("---\n"):
         end = note_text.find("\n---\n", 4)
         body = note_text[end + 5 :] if end >= 0 else note_text
-    subject = note_facts(note_text).title
+    subject = (facts or note_facts(note_text)).title
     found: dict[tuple[str, str], Statement] = {}
     for block in blocks(body):
         labelled = cues.label_of(block)
@@ -149,14 +156,22 @@ class NoteMemories:
         self._changes: dict[tuple[str, str, str], _Change] = {}
 
     def note_written(
-        self, session_id: str, root: MemoryRoot, note_path: Path, title: str, previous: str, current: str
+        self,
+        session_id: str,
+        root: MemoryRoot,
+        note_path: Path,
+        title: str,
+        previous: str,
+        current: str,
+        fields: Mapping[str, Any] | None = None,
     ) -> None:
-        """Queue the memory changes of a note just (re)written into `root`; `previous` is its text before."""
+        """Queue the memory changes of a note just (re)written into `root`; `previous` is its
+        text before; `fields`: the current text's frontmatter, when the writer has it."""
         if not self.enabled:
             return
-        now = statements(current)
+        facts = facts_of(fields) if fields is not None else note_facts(current)
+        now = statements(current, facts)
         kept = {(n.kind, n.title.casefold()) for n in now}
-        facts = note_facts(current)
         for statement in now:
             source = _source_line(session_id, root, note_path, statement.kind, title)
             change = self._change(root, statement)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
-from daemon.memory.frontmatter import frontmatter_block
+from daemon.memory.frontmatter import Document, frontmatter_block
 from daemon.memory.roots import MemoryRoot, canonical_project, project_tree
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
@@ -25,6 +25,13 @@ def note_title(session: SessionInfo, distilled: Distilled) -> str:
 
 def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> str:
     """Return the whole note: YAML frontmatter, provenance block, then the body."""
+    return note_document(session, distilled, updated_ms)[0]
+
+
+def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -> tuple[str, Document]:
+    """Return the note's text and the `Document` a parse of it gives: the index takes the
+    note from it without reading or parsing the file again (the frontmatter's values are
+    strings and lists of strings, written so that YAML reads them back unchanged)."""
     meta = {
         "title": note_title(session, distilled),
         "description": redact(distilled.summary or session.title)[:300],
@@ -47,7 +54,8 @@ def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> 
         f" · project `{session.directory}`\n"
     )
     body = redact(distilled.body.strip())
-    return f"{front}\n{provenance}\n{body}\n"
+    rest = f"\n{provenance}\n{body}\n"
+    return front + rest, Document(front.split("\n")[1:-2], meta, rest)
 
 
 def note_filename(session: SessionInfo) -> str:

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.capture.lifecycle import DONE, Hold, Identity, Status, is_stale, junk_is_stale
 from daemon.memory.roots import MemoryRoot
 from daemon.opencode.source import SessionInfo
 from daemon.state import SessionRecord
+
+if TYPE_CHECKING:
+    from daemon.capture.treewrite import Written
 
 __all__ = ["Action", "Identity", "PassOptions", "PassReport", "Scope", "is_stale", "plan_session"]
 
@@ -69,6 +74,7 @@ class PassReport:
     interrupted: bool = False  # stopped early on request (daemon shutdown)
     seconds: float = 0.0
     roots: list[MemoryRoot] = field(default_factory=list)  # the trees the pass wrote into: refresh these
+    written: dict[Path, Written] = field(default_factory=dict)  # per tree: what it wrote there, what it indexed
 
     @property
     def exit_code(self) -> int:

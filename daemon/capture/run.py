@@ -21,7 +21,7 @@ from daemon.capture.distill.base import Distilled, DistillError, Distiller, Stop
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import choose_note_dir, note_filename, note_title, render_note, tree_of_note
+from daemon.capture.notes import choose_note_dir, note_document, note_filename, note_title, tree_of_note
 from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
@@ -35,6 +35,9 @@ from daemon.opencode.source import SessionInfo, SessionSource
 from daemon.state import SessionRecord, StateDB
 
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
+# Notes written wait this long at most for their sync and their records: a backfill pays
+# one sync and one state transaction per interval, not per batch; a crash redoes at most this.
+COMMIT_SECONDS = 2.0
 RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
 BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
 Progress = Callable[[int, int, str], None]
@@ -150,6 +153,7 @@ class _Pass:
     stop: StopPass | None = None
     answered: bool = False  # the distiller answered once: calls may run in parallel now
     to_commit: list[SessionRecord] = field(default_factory=list)  # written notes awaiting one sync + commit
+    committed_at: float = field(default_factory=time.monotonic)
     done: int = 0
     total: int = 0
     detail: Callable[..., Any] = field(default=lambda *args, **fields: None)  # per-session log level
@@ -191,8 +195,9 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
         state.set_watermark(watermark)
         state.set_meta("source_cursor", cursor)
     _update_hold(p)
-    state.set_meta("last_pass", str(now_ms))
+    state.mark_pass(now_ms, worked=bool(report.distilled or report.junk or report.failed or report.settling))
     report.roots = capture.writer.take_roots()
+    report.written = capture.writer.written
     report.seconds = capture.clock() - started
     # A pass that wrote and decided nothing is a heartbeat: debug, so `memoryd logs` shows work.
     (capture.log.info if report.distilled or report.junk or report.failed or report.stop_reason else capture.log.debug)(
@@ -243,28 +248,32 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     records: dict[str, SessionRecord] = {}
     known_seen = 0
     batch: list[_Job] = []
-    for position, info in enumerate(sessions):
-        if position % RECORD_CHUNK == 0:
-            # Records are fetched a slice at a time: a full scan of 10,000 sessions
-            # must not hold 10,000 records at once (the daemon's resident memory).
-            records = capture.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
-            known_seen += len(records)
-        if capture.should_stop():
-            # Shutting down: what is done is recorded below; the rest waits for the
-            # next start (the watermark does not move past it).
-            p.report.interrupted = True
-            break
-        record = records.get(info.id)
-        action = plan.plan_session(info, record, p.now_ms, settle_ms, options, capture.identity, p.hold)
-        job = _act(p, info, record, action, settle_ms)
-        if job is None:
-            p.tick(info.title)
-            continue
-        batch.append(job)
-        if len(batch) >= CHUNK:
-            _distill_batch(p, batch)
-            batch = []
-    _distill_batch(p, batch)
+    try:
+        for position, info in enumerate(sessions):
+            if position % RECORD_CHUNK == 0:
+                # Records are fetched a slice at a time: a full scan of 10,000 sessions
+                # must not hold 10,000 records at once (the daemon's resident memory).
+                records = capture.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
+                known_seen += len(records)
+            if capture.should_stop():
+                # Shutting down: what is done is recorded below; the rest waits for the
+                # next start (the watermark does not move past it).
+                p.report.interrupted = True
+                break
+            record = records.get(info.id)
+            action = plan.plan_session(info, record, p.now_ms, settle_ms, options, capture.identity, p.hold)
+            job = _act(p, info, record, action, settle_ms)
+            if job is None:
+                p.tick(info.title)
+                continue
+            batch.append(job)
+            if len(batch) >= CHUNK:
+                _distill_batch(p, batch)
+                batch = []
+    except BaseException:
+        _commit_batch(p)  # the notes written so far are recorded, then the error goes on
+        raise
+    _distill_batch(p, batch, last=True)
     return known_seen
 
 
@@ -348,13 +357,15 @@ def _results(p: _Pass, batch: list[_Job]) -> Iterator[tuple[_Job, Distilled | Di
             yield futures[future], future.result()
 
 
-def _distill_batch(p: _Pass, batch: list[_Job]) -> None:
+def _distill_batch(p: _Pass, batch: list[_Job], last: bool = False) -> None:
     try:
         for job, result in _results(p, batch):
             _apply(p, job, result)
             p.tick(job.info.title)
-    finally:
-        # Notes already written are recorded even when something above went wrong.
+    except BaseException:
+        _commit_batch(p)  # notes already written are recorded even when something above went wrong
+        raise
+    if last or time.monotonic() - p.committed_at >= COMMIT_SECONDS:
         _commit_batch(p)
 
 
@@ -395,8 +406,10 @@ def _fallback(p: _Pass, job: _Job) -> Distilled | DistillError:
 def _commit_batch(p: _Pass) -> None:
     """Make the batch's notes durable, then record them: one sync, one transaction.
 
-    A crash before the commit only means the same notes are rewritten next pass.
+    A crash before the commit only means the same notes are rewritten next pass (to the
+    same files: a note is found by its session id, and equal bytes are not rewritten).
     """
+    p.committed_at = time.monotonic()
     if not p.to_commit:
         return
     records, p.to_commit = p.to_commit, []
@@ -406,6 +419,8 @@ def _commit_batch(p: _Pass) -> None:
     with p.capture.state.transaction():
         for record in records:
             p.capture.state.put(record)
+    with p.capture.state.fence.guard():  # derived: after the records, so a crash only delays it
+        p.capture.writer.index_written(p.capture.memories.config)
 
 
 def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
@@ -418,9 +433,9 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
     root, path = _note_path(capture, info, record, p.notes)
-    text, previous = render_note(info, result, info.time_updated), read_previous(path)
-    capture.writer.write_note(root, path, text)
-    capture.memories.note_written(info.id, root, path, note_title(info, result), previous, text)
+    (text, document), previous = note_document(info, result, info.time_updated), read_previous(path)
+    capture.writer.write_note(root, path, text, document)
+    capture.memories.note_written(info.id, root, path, note_title(info, result), previous, text, document.fields)
     p.to_commit.append(lifecycle.done(record, info, verdict, now_ms, note_path=str(path)))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)

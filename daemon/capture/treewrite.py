@@ -9,15 +9,24 @@ tell the echo of its own writes from a person's edit.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.files import write_if_changed
+from daemon.logs import get_logger
+from daemon.memory.frontmatter import Document
 from daemon.memory.roots import MemoryRoot
 from daemon.state import WriteFence
+
+if TYPE_CHECKING:
+    from daemon.config import Config
+    from daemon.memory.index import SyncReport
 
 ECHOES_KEPT = 20_000  # files remembered as our own writes: a backfill's worth of notes
 
@@ -72,15 +81,38 @@ class OwnWrites:
         return left == _WRITING or _signature(path) == left
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a pass wrote into one tree: every note (`paths`, unchanged ones too: the index
+    may lack them), and what indexing those it could take from memory changed (`indexed`)."""
+
+    paths: frozenset[Path] = frozenset()
+    indexed: SyncReport | None = None
+
+    @property
+    def unindexed(self) -> frozenset[Path]:
+        """The notes still to be indexed from their files."""
+        done = self.indexed.paths if self.indexed is not None else frozenset()
+        return frozenset(p for p in self.paths if str(p) not in done)
+
+
 class TreeWriter:
-    """Writes notes into trees behind the daemon's fence; says which trees it touched."""
+    """Writes notes into trees behind the daemon's fence; says which trees it touched.
+
+    A note written with its parsed `Document` is indexed from it (`index_written`, once
+    per committed batch): the index neither re-reads nor re-parses what was just written.
+    """
 
     def __init__(self, fence: WriteFence, own: OwnWrites | None = None) -> None:
         self.fence = fence
         self.own = own or OwnWrites()
         self._roots: dict[Path, MemoryRoot] = {}
+        self.written: dict[Path, Written] = {}  # per tree taken last, what was written into it
+        self._paths: dict[Path, set[Path]] = {}  # per tree, the notes written since take_roots()
+        self._indexed: dict[Path, SyncReport] = {}  # per tree, what index_written changed since
+        self._parsed: list[tuple[MemoryRoot, Path, Document, bytes, os.stat_result]] = []
 
-    def write_note(self, root: MemoryRoot, path: Path, text: str) -> bool:
+    def write_note(self, root: MemoryRoot, path: Path, text: str, document: Document | None = None) -> bool:
         """Write a note atomically when its bytes change; return whether it wrote.
 
         Not synced on its own: the caller syncs the batch before recording it.
@@ -88,14 +120,47 @@ class TreeWriter:
         with self.fence.guard(), self.own.writing(path):  # after the daemon's stop, not even a note
             # Same bytes, no write: a tree in git must not change just because a pass ran.
             written = write_if_changed(path, text, durable=False)
+            st = os.stat(path)  # the file as this write left it: what the index records
         self.touched(root)
+        self._paths.setdefault(root.path, set()).add(path)
+        if document is not None:
+            self._parsed.append((root, path, document, text.encode("utf-8"), st))
         return written
+
+    def index_written(self, config: Config) -> None:
+        """Index the notes written with their `Document` since the last call, from it.
+
+        An index that cannot be used leaves them to the refresh after the pass, which
+        reads them from their files (and says what is wrong with the index).
+        """
+        from daemon.memory.index import SearchIndexError, open_index
+        from daemon.memory.tree import content_hash, memory_from_document
+
+        parsed, self._parsed = self._parsed, []
+        by_root: dict[Path, list] = {}
+        for root, path, document, data, st in parsed:
+            if len(data) > config.settings.memory.max_file_bytes:
+                continue  # indexed by its head only: the refresh reads it as a sync would
+            memory, warnings = memory_from_document(document, path, root, content_hash(data), st.st_mtime)
+            if not warnings:  # a field the index warns about: the refresh reads the file and says so
+                by_root.setdefault(root.path, []).append((root, memory, st))
+        if not by_root:
+            return
+        try:
+            with open_index(config) as index:
+                for key, items in by_root.items():
+                    report = index.put_many(items[0][0], [(memory, st) for _, memory, st in items])
+                    self._indexed[key] = report.merged(self._indexed.get(key))
+        except (SearchIndexError, OSError, sqlite3.Error) as exc:
+            get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))
 
     def touched(self, root: MemoryRoot) -> None:
         """Count `root` among the trees to refresh after the pass."""
         self._roots.setdefault(root.path, root)
 
     def take_roots(self) -> list[MemoryRoot]:
-        """The trees written into since the last call, in path order."""
+        """The trees written into since the last call, in path order (`written` says what went in)."""
         roots, self._roots = self._roots, {}
+        self.written = {p: Written(frozenset(self._paths.get(p, ())), self._indexed.get(p)) for p in roots}
+        self._paths, self._indexed = {}, {}
         return [roots[path] for path in sorted(roots)]

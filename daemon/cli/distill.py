@@ -72,7 +72,7 @@ def distill(
     # to old rows that the daemon's quick probes leave to its periodic reconcile.
     options = PassOptions(limit, offset, session_id, force, dry_run, redistill_stale, full_scan=True)
     report, capture = _run_pass(app, options, show)
-    _refresh_trees(app, report.roots)
+    _refresh_trees(app, report.roots, report.written)
     _print_report(report, capture, verbose)
     raise SystemExit(EXIT_FAILED if report.exit_code else EXIT_OK)
 
@@ -120,10 +120,11 @@ def _show_notes(capturer, session_ids: list[str], extract_memories: bool) -> Non
             click.echo("\n".join(f"- {s.kind}: {s.title}" for s in found) + "\n")
 
 
-def _refresh_trees(app: AppContext, roots) -> None:
+def _refresh_trees(app: AppContext, roots, written) -> None:  # noqa: ANN001 - capture's types, imported lazily
     """Refresh the trees this pass wrote into (index, index.md and ROOT.md, .gitignore),
     as the daemon does after its passes, so they are current now rather than at the next
-    `memoryd compile`."""
+    `memoryd compile`. The pass indexed the notes it wrote as it went (from memory); the
+    walk finds them current and catches the rest (a killed pass's notes, edits)."""
     from daemon.memory.index import SearchIndexError, open_index
     from daemon.memory.refresh import refresh_tree
 
@@ -132,7 +133,8 @@ def _refresh_trees(app: AppContext, roots) -> None:
     try:
         with open_index(app.config) as index:
             for root in roots:
-                refresh_tree(index, root)
+                done = written.get(root.path)
+                refresh_tree(index, root, synced=done.indexed if done else None)
     except (SearchIndexError, OSError) as exc:
         click.echo(f"warning: notes written, trees not compiled ({exc}); run `memoryd compile`", err=True)
 

@@ -403,14 +403,21 @@ class Refresh:
     compiled: CompileReport
 
 
-def sync_and_compile(index: SearchIndex, root: MemoryRoot, *, everything: bool = True) -> Refresh:
+def sync_and_compile(
+    index: SearchIndex,
+    root: MemoryRoot,
+    *,
+    everything: bool = True,
+    synced: SyncReport | None = None,
+) -> Refresh:
     """Bring a root's index entries up to date with its files, then compile it from the index.
 
     The one "sync then compile" of memoryd (CLI compile, the daemon, distill). With
     `everything` False (the daemon's per-event pass) only the categories whose memories
     changed get their index.md rewritten; a sync that changed nothing (index.md deleted,
-    ROOT.md edited) still recompiles the whole tree, from the index.
+    ROOT.md edited) still recompiles the whole tree, from the index. `synced`: what a
+    writer's own indexing changed before (a capture pass's notes), compiled with the rest.
     """
-    synced = index.sync_root_report(root)
+    synced = index.sync_root_report(root).merged(synced)
     changes = synced if synced.changed and not everything else None
     return Refresh(synced.changed, compile_report(root, index, changes=changes))

@@ -71,6 +71,13 @@ class SyncReport:
     paths: frozenset[str] = frozenset()
     root_tables: bool = True
 
+    def merged(self, other: SyncReport | None) -> SyncReport:
+        """This report and `other` as one (what two syncs of one root changed together)."""
+        if other is None:
+            return self
+        paths = self.paths | other.paths
+        return SyncReport(len(paths), self.categories | other.categories, paths, self.root_tables or other.root_tables)
+
 
 class _Batch(NamedTuple):
     changed: list[str]  # paths written or removed
@@ -350,6 +357,22 @@ class SearchIndex(IndexQueries):
                 if (str(problem.path), problem.reason) not in known:
                     log_problem(problem)
         return _Batch([doc[0] for doc, _ in rows] + removed, root_tables)
+
+    def put_many(self, root: MemoryRoot, written: Sequence[tuple[Memory, os.stat_result]]) -> SyncReport:
+        """Index memories of `root` their writer has just written and parsed (a capture pass's
+        notes), in one transaction: no second read, no second parse of the files."""
+        now_ns = time.time_ns()
+        root_tables = False
+        for start in range(0, len(written), BATCH):
+            some = written[start : start + BATCH]
+            rows = [index_rows(memory, trusted(signature_text(st), st.st_mtime_ns, now_ns)) for memory, st in some]
+            with self._write() as db:
+                if not self.knows(root):
+                    self._register(db, root)
+                root_tables = upsert_rows(db, rows) or root_tables
+                db.executemany("DELETE FROM problem WHERE path = ? AND kind = 'file'", [(str(m.path),) for m, _ in some])
+        paths = frozenset(str(memory.path) for memory, _ in written)
+        return SyncReport(len(paths), {memory.category for memory, _ in written}, paths, root_tables)
 
     def put(self, memory: Memory, st: os.stat_result, warnings: Sequence[Problem] = ()) -> SyncReport:
         """Index a memory its writer has just written and parsed: no second read of the file."""

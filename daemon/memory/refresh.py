@@ -16,7 +16,7 @@ from daemon.memory.gitignore import GITIGNORE, ensure_gitignore
 from daemon.memory.roots import MemoryRoot
 
 if TYPE_CHECKING:
-    from daemon.memory.index import SearchIndex
+    from daemon.memory.index import SearchIndex, SyncReport
 
 
 @dataclass(frozen=True)
@@ -31,22 +31,31 @@ class TreeRefresh:
         return self.compiled.written
 
 
-def refresh_tree(index: SearchIndex, root: MemoryRoot, *, everything: bool = False) -> TreeRefresh:
+def refresh_tree(
+    index: SearchIndex,
+    root: MemoryRoot,
+    *,
+    everything: bool = False,
+    synced: SyncReport | None = None,
+) -> TreeRefresh:
     """Sync `root` into the index, recompile it, and keep its `.gitignore` block in place.
 
     `everything`: recompile every category's index.md, not only those whose memories
-    changed (see `sync_and_compile`).
+    changed; `synced`: what a writer's own indexing changed before (see `sync_and_compile`).
     """
-    done = sync_and_compile(index, root, everything=everything)
+    done = sync_and_compile(index, root, everything=everything, synced=synced)
     if ensure_gitignore(root):
         done.compiled.written.append(root.path / GITIGNORE)
     return TreeRefresh(done.changed, done.compiled)
 
 
-def refresh_paths(index: SearchIndex, root: MemoryRoot, paths: Iterable[Path]) -> TreeRefresh:
+def refresh_paths(
+    index: SearchIndex, root: MemoryRoot, paths: Iterable[Path], synced: SyncReport | None = None
+) -> TreeRefresh:
     """Re-index the files a watcher named (and no other file of the tree), then recompile
     what they changed: the lines of their category's index.md, ROOT.md only when its
-    tables can move. Nothing changed: nothing is written."""
+    tables can move. Nothing changed: nothing is written. `synced`: what a writer's own
+    indexing changed before (a capture pass's notes, indexed from memory), compiled too."""
     from daemon.memory.index import SyncReport
 
     reports = [index.update_file_report(path, root) for path in sorted(set(paths))]
@@ -55,7 +64,7 @@ def refresh_paths(index: SearchIndex, root: MemoryRoot, paths: Iterable[Path]) -
         set().union(*(r.categories for r in reports)),
         frozenset().union(*(r.paths for r in reports)),
         any(r.root_tables for r in reports),
-    )
+    ).merged(synced)
     compiled = compile_report(root, index, changes=changed) if changed.changed else CompileReport(root)
     if ensure_gitignore(root):
         compiled.written.append(root.path / GITIGNORE)

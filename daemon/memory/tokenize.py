@@ -48,7 +48,25 @@ def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+# The tokens of each compound met lately: words repeat (most of a text is its commonest
+# few thousand words), so indexing a backfill's notes splits each word once, not per use.
+# Cleared whole when full; a dict's get and set are atomic, so threads may share it.
+_COMPOUNDS: dict[str, tuple[str, ...]] = {}
+COMPOUNDS_KEPT = 50_000
+
+
 def _compound_tokens(compound: str, out: list[str]) -> None:
+    found = _COMPOUNDS.get(compound)
+    if found is None:
+        found = _split_compound(compound)
+        if len(_COMPOUNDS) >= COMPOUNDS_KEPT:
+            _COMPOUNDS.clear()
+        _COMPOUNDS[compound] = found
+    out.extend(found)
+
+
+def _split_compound(compound: str) -> tuple[str, ...]:
+    out: list[str] = []
     parts = [
         piece.casefold()
         for segment in _SEPARATORS.split(compound)
@@ -62,6 +80,7 @@ def _compound_tokens(compound: str, out: list[str]) -> None:
             # File names inside paths are searched on their own: `main.py` in `src/main.py`.
             out.extend(s for s in whole.split("/") if s and _SEPARATORS.search(s) and s != whole)
     out.extend(parts)
+    return tuple(out)
 
 
 def _cjk_tokens(run: str, out: list[str]) -> None:

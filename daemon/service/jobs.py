@@ -175,7 +175,9 @@ class Jobs:
         self._source_recovered()
         self._full_next = self._full_next and report.interrupted
         for root in report.roots:  # the notes are indexed and compiled now, not on their echo
-            self._refresh(root)
+            # The pass indexed its notes from memory: only what it could not is read again.
+            written = report.written.get(root.path)
+            self._refresh(root, set(written.unindexed) if written else None, written.indexed if written else None)
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
@@ -233,12 +235,17 @@ class Jobs:
         if root is not None:
             self._refresh(root, paths)
 
-    def _refresh(self, root: MemoryRoot, paths: set[Path] | None = None) -> None:
+    def _refresh(self, root: MemoryRoot, paths: set[Path] | None = None, synced=None) -> None:  # noqa: ANN001
+        """Re-index `paths` (None: sync the whole tree) with what `synced` says a writer
+        indexed already (a SyncReport), then recompile what changed."""
         from daemon.memory.refresh import refresh_paths, refresh_tree
 
         if not root.exists() or self._stop.is_set():  # stopping: nothing more is written
             return
-        done = refresh_tree(self.index, root) if paths is None else refresh_paths(self.index, root, paths)
+        if paths is None:
+            done = refresh_tree(self.index, root, synced=synced)
+        else:
+            done = refresh_paths(self.index, root, paths, synced)
         self.log.debug("tree.pass", root=str(root.path), index_changes=done.changed, written=len(done.written))
         if done.written or done.changed:
             self.log.info(
