@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from daemon.capture.notefind import session_id_of
-from daemon.files import is_temp_file
+from daemon.files import TEMP_PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = 240
@@ -35,7 +35,7 @@ def _grow(db: Path, sessions: int) -> int:
 def _notes(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return [p for p in folder.iterdir() if p.suffix == ".md" and p.name != "index.md" and not is_temp_file(p)]
+    return [p for p in folder.iterdir() if p.suffix == ".md" and p.name != "index.md" and not p.name.startswith(TEMP_PREFIX)]
 
 
 def _distill(env: dict[str, str], kill_at: int | None, folder: Path) -> int:
