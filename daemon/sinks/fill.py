@@ -17,7 +17,7 @@ from typing import Any
 from daemon.memory.frontmatter import MemoryFileError, split_document
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot
-from daemon.memory.tree import Memory, content_hash
+from daemon.memory.tree import MAX_FILE_BYTES, Memory, content_hash
 from daemon.sinks.outbox import DELETE, PUT, Entry, Outbox
 
 NOTE_KIND = "session"
@@ -63,12 +63,15 @@ def wanted(memory: Memory, include_memories: bool) -> bool:
 class Filler:
     """Compares the trees with the outbox and the delivery records; queues the difference."""
 
-    def __init__(self, outbox: Outbox, include_memories: bool, index: SearchIndex | None = None) -> None:
+    def __init__(
+        self, outbox: Outbox, include_memories: bool, index: SearchIndex | None = None, max_file_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         self.outbox = outbox
         self.include_memories = include_memories
         # Trees are read through a search index: by default this filler's own, in memory,
-        # so the sink's thread never shares a connection with the daemon's worker.
-        self.index = index or SearchIndex(Path(":memory:"))
+        # so the sink's thread never shares a connection with the daemon's worker; it
+        # reads no more of a file than memory.max_file_bytes, as every index does.
+        self.index = index or SearchIndex(Path(":memory:"), max_file_bytes=max_file_bytes)
 
     def close(self) -> None:
         self.index.close()

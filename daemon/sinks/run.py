@@ -30,7 +30,8 @@ class Sink:
         self.config, self.state = config, state
         cognee = config.settings.sinks.cognee
         self.outbox = Outbox(state)
-        self.filler = Filler(self.outbox, cognee.include_memories)  # reads trees through its own index
+        # Reads trees through its own index, with the configured limits.
+        self.filler = Filler(self.outbox, cognee.include_memories, max_file_bytes=config.settings.memory.max_file_bytes)
         self.client = CogneeClient(cognee)
         self.deliverer = Deliverer(self.outbox, self.client, cognee)
 
