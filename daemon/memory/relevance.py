@@ -12,8 +12,10 @@ shares the prompt's *content* words, not its filler. The steps:
    may add to a memory's score but never decides. Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
    content word the memory holds (as it is, or in a plain English inflection) counts its
-   IDF, fully in the title, description or tags, half in the body only. A compound and
-   its parts (DEPLOY_ENV, deploy, env) are one piece of evidence, counted once.
+   IDF, fully in the title, description or tags, half in the body only. An identifier
+   and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
+   counted once; the parts of an identifier no memory holds count half (a memory about
+   customers is not about customer_id).
 3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
    strong one (a deciding word in its title, description or tags, or a deciding
    identifier anywhere); it must cover a share of the prompt's content (the weight of its
@@ -50,7 +52,7 @@ CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before
 BODY_ONLY = 0.5  # a word found only in the body counts half
 CANDIDATES = 8  # rows taken from the index before scoring
 MAX_TERMS = 6  # the rarest this many words (and word forms) find the candidates
-SEARCH_POSTINGS = 400  # and their postings stay within this many (beyond the rarest word's)
+SEARCH_POSTINGS = 200  # and their postings stay within this many (beyond the rarest word's)
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 # A word this share of the memories hold (and at least COMMON_MIN) is common in this
 # store: like a stop word it never decides, it only adds to a memory that something else found.
@@ -161,19 +163,39 @@ def _idf(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
-def _units(terms: Sequence[str]) -> list[list[str]]:
-    """The prompt's words as units: a compound and those of its parts that are terms too
-    are one unit (DEPLOY_ENV is one piece of evidence, not three); other words alone."""
+_WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-]+[A-Za-z0-9_]+)*")
+
+
+def word_groups(prompt: str) -> list[list[str]]:
+    """The tokens of each identifier-like word of the prompt that splits into parts:
+    snake_case, kebab-case, paths, dotted names, camelCase (KeyError → keyerror, key, error)."""
+    groups = []
+    for word in _WORD.findall(prompt):
+        found = tokenize.tokens(word)
+        if len(found) > 1:
+            groups.append(found)
+    return groups
+
+
+def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[list[str]]:
+    """The prompt's words as units: an identifier and those of its parts that are terms
+    too are one unit, the identifier first (DEPLOY_ENV is one piece of evidence, not
+    three); other words alone. `groups`: `word_groups(prompt)`; without them, compounds
+    are found among the terms (camelCase is not)."""
     present = set(terms)
     owner: dict[str, str] = {}
-    for term in terms:
-        if _COMPOUND.search(term):
-            for part in tokenize.tokens(term)[1:]:
-                if part in present and part != term:
-                    owner.setdefault(part, term)
+    if not groups:
+        groups = [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
+    for whole, *parts in groups:
+        for part in parts:
+            if part in present and part != whole and whole in present:
+                owner.setdefault(part, whole)
     units: dict[str, list[str]] = {}
     for term in terms:
-        units.setdefault(owner.get(term, term), []).append(term)
+        key = owner.get(term, term)
+        units.setdefault(key, [key])  # the identifier first
+        if term != key:
+            units[key].append(term)
     return list(units.values())
 
 
@@ -192,9 +214,10 @@ class _Prompt:
     weight: dict[str, float]
     decisive: frozenset[str]
     whole: float
+    unheld: frozenset[str] = frozenset()  # compounds no memory holds (their parts match half)
 
 
-def _prompt(terms: Sequence[str], total: int, df: dict[str, int]) -> _Prompt:
+def _prompt(terms: Sequence[str], total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> _Prompt:
     forms = {t: word_forms(t) for t in terms}
     held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
     # A word no memory holds weighs as the rarest one held: it says the prompt may be
@@ -202,12 +225,13 @@ def _prompt(terms: Sequence[str], total: int, df: dict[str, int]) -> _Prompt:
     # seam, 部署到 → 署到) and a compound whose parts are terms too (err_pnpm_no_lockfile).
     weight = {t: _idf(total, held[t] or 1) for t in terms}
     counted = {t for t in terms if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))}
-    units = _units(terms)
+    units = _units(terms, groups)
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
     unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
     decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
-    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0)
+    unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
+    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int, bool, bool]:
@@ -230,15 +254,20 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int,
                 continue
             decides = decides or term in prompt.decisive
         if best:
-            score += max(top, BODY_ONLY * best)
-            covered += best
+            # customer in a memory is not customer_id, which no memory holds: half of it
+            part = BODY_ONLY if unit[0] in prompt.unheld else 1.0
+            score += part * max(top, BODY_ONLY * best)
+            covered += part * best
             matched += 1
     return score, covered, matched, strong, decides
 
 
-def score_candidates(hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int]) -> list[Scored]:
-    """Score each hit by the prompt's content words it holds (pure: index data given)."""
-    prompt = _prompt(terms, total, df)
+def score_candidates(
+    hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = ()
+) -> list[Scored]:
+    """Score each hit by the prompt's content words it holds (pure: index data given);
+    `groups`: the prompt's `word_groups`."""
+    prompt = _prompt(terms, total, df, groups)
     scored = []
     for hit in hits:
         streams = fields.get(str(hit.memory.path))
@@ -305,4 +334,4 @@ def relevant_hits(
     if not hits:
         return []
     fields = index.field_tokens([h.memory.path for h in hits])
-    return above_floor(score_candidates(hits, terms, fields, total, df), k)
+    return above_floor(score_candidates(hits, terms, fields, total, df, word_groups(prompt)), k)

@@ -64,3 +64,11 @@ def test_a_long_chatty_prompt_still_finds_its_memory(index: SearchIndex, project
 def test_a_compound_and_its_parts_are_one_piece_of_evidence() -> None:
     units = relevance._units(["deploy_env", "deploy", "env", "variable", "src/app/main.py", "main.py", "main", "py"])
     assert units == [["deploy_env", "deploy", "env"], ["variable"], ["src/app/main.py", "main.py", "main", "py"]]
+
+
+def test_parts_of_an_identifier_no_memory_holds_count_half() -> None:
+    units = relevance._units(["keyerror", "key", "customer_id", "customer"], relevance.word_groups("KeyError: customer_id"))
+    assert units == [["keyerror", "key"], ["customer_id", "customer"]]
+    prompt = relevance._prompt(["customer_id", "customer", "notebook"], 100, {"customer": 1})
+    assert prompt.unheld == {"customer_id"}
+    assert relevance._evidence(prompt, " customer ", " ")[1] == 0.5 * prompt.weight["customer"]
