@@ -61,6 +61,16 @@ RETRACTIONS = [
     ("やっぱりダメです。", FIXES),
     ("그래도 안 돼요.", FIXES),
     ("没解决，还是 403。", FIXES),
+    ("Same thing happens after the restart.", FIXES),
+    ("The error came back after a minute.", FIXES),
+    ("Doesn't seem to help.", FIXES),
+    ("I was mistaken about the cache.", ALL),
+    ("依旧报错。", FIXES),
+    ("问题还在。", FIXES),
+    ("まだ直っていません。", FIXES),
+    ("変更を戻しました。", FIXES),
+    ("설정을 원복했습니다.", FIXES),
+    ("문제가 그대로입니다.", FIXES),
 ]
 NOT_RETRACTIONS = [
     "REDIS_URL still points to the old host redis-old:6379.",
@@ -81,6 +91,8 @@ NOT_RETRACTIONS = [
     "还是报错，但现在是另一个模块。",
     "まだ落ちますが、今度は別のテストです。",
     "여전히 실패하지만 이번에는 다른 오류입니다.",
+    "It's back online and serving traffic now.",
+    "The backend is back to 12 ms.",
 ]
 
 
