@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
@@ -100,3 +102,27 @@ def find_disk_full(exc: BaseException, fallback: str | os.PathLike[str] | None =
     name = getattr(exc, "filename", None) or fallback or "memoryd's files"
     detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     return DiskFull(name, detail)
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """One write transaction on `conn` (in autocommit mode) of the database at `path`.
+
+    IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
+    instead of failing half-way with SQLITE_BUSY. Any failure rolls back; a full disk
+    is raised as DiskFull naming `path`.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException as exc:
+        conn.execute("ROLLBACK")
+        raise_if_disk_full(exc, path)
+        raise
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:  # a failed COMMIT (SQLITE_FULL) leaves it open
+            conn.execute("ROLLBACK")
+        raise_if_disk_full(exc, path)
+        raise

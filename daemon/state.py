@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.diskfull import raise_if_disk_full
+from daemon.diskfull import immediate_transaction, raise_if_disk_full
 from daemon.files import ensure_dir, private_file
 from daemon.scrub import redact
 from daemon.sqlscript import split_sql
@@ -217,21 +217,8 @@ class StateDB:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self.fence.guard():
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.conn
-            except BaseException as exc:
-                self.conn.execute("ROLLBACK")
-                raise_if_disk_full(exc, self.path)
-                raise
-            try:
-                self.conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
-                if self.conn.in_transaction:  # a failed COMMIT (SQLITE_FULL) leaves it open
-                    self.conn.execute("ROLLBACK")
-                raise_if_disk_full(exc, self.path)
-                raise
+        with self.fence.guard(), immediate_transaction(self.conn, self.path) as conn:
+            yield conn
 
     def close(self) -> None:
         self.conn.close()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from daemon.diskfull import raise_if_disk_full
+from daemon.diskfull import immediate_transaction, raise_if_disk_full
 from daemon.files import ensure_dir
 from daemon.memory import tokenize
 from daemon.memory.frontmatter import MemoryFileError
@@ -130,25 +130,11 @@ class SearchIndex(IndexQueries):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        # IMMEDIATE takes the write lock up front, so two writers queue on the busy
-        # timeout instead of failing half-way with SQLITE_BUSY.
-        self._db.execute("BEGIN IMMEDIATE")
-        before = self._db.total_changes
-        try:
-            yield self._db
-            if self._db.total_changes != before:
-                self._db.execute("DELETE FROM stable")  # blocks built from what changed (stable_store.py)
-        except BaseException as exc:
-            self._db.execute("ROLLBACK")
-            raise_if_disk_full(exc, self.db_path)
-            raise
-        try:
-            self._db.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if self._db.in_transaction:  # a failed COMMIT (SQLITE_FULL) leaves it open
-                self._db.execute("ROLLBACK")
-            raise_if_disk_full(exc, self.db_path)
-            raise
+        with immediate_transaction(self._db, self.db_path) as db:
+            before = db.total_changes
+            yield db
+            if db.total_changes != before:
+                db.execute("DELETE FROM stable")  # blocks built from what changed (stable_store.py)
 
     def _format(self) -> tuple[str | None, str | None] | None:
         """Return the (schema, tokenizer) versions the file holds; None for an empty file."""

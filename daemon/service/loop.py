@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from daemon.config import Config, ConfigError, Paths, Settings, load_settings
+from daemon.config import Config, ConfigError, load_settings
 from daemon.diskfull import DiskFull
 from daemon.logs import get_logger
 from daemon.service.events import DatabaseEvents, TreeEvents
@@ -93,10 +93,10 @@ class Daemon:
         from daemon.service.signals import SignalHandlers
 
         try:
-            lock = InstanceLock(self.paths.lock_file)
+            lock = InstanceLock(self.config.paths.lock_file)
             lock.acquire()
         except AlreadyRunning as exc:
-            self.log.error("daemon.already_running", pid=exc.pid, lock=str(self.paths.lock_file))
+            self.log.error("daemon.already_running", pid=exc.pid, lock=str(self.config.paths.lock_file))
             raise
         try:
             with SignalHandlers(stop=self.stop, on_reload=self._request_reload):
@@ -108,7 +108,7 @@ class Daemon:
                 lock.release()
 
     def _serve(self) -> int:
-        self.log.info("daemon.starting", pid=os.getpid(), db=str(self.paths.opencode_db))
+        self.log.info("daemon.starting", pid=os.getpid(), db=str(self.config.paths.opencode_db))
         try:
             self._start()
             self._start_socket()
@@ -199,18 +199,10 @@ class Daemon:
         self._reload.set()
         self._wake.set()
 
-    @property
-    def settings(self) -> Settings:
-        return self.config.settings
-
-    @property
-    def paths(self) -> Paths:
-        return self.config.paths
-
     def _healthy(self) -> bool:
         """The worker is idle, or busy for less than a long model call could take."""
         worker, busy = self.gen.worker, self.gen.health.busy_since
-        limit = max(600.0, self.settings.llm.timeout_s * (self.settings.llm.max_retries + 2))
+        limit = max(600.0, self.config.settings.llm.timeout_s * (self.config.settings.llm.max_retries + 2))
         return worker is not None and worker.is_alive() and (busy is None or time.monotonic() - busy < limit)
 
     def _do_reload(self) -> None:
@@ -241,7 +233,7 @@ class Daemon:
         from daemon.service.context_server import ContextServer
 
         self._socket = ContextServer(lambda: self.config, self.session_idle)
-        self._socket.start(self.paths.socket_file)
+        self._socket.start(self.config.paths.socket_file)
 
     def session_idle(self, session_id: str) -> None:
         """OpenCode says a session went idle: write its note now, not after settle_seconds."""
