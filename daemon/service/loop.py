@@ -297,8 +297,11 @@ class Daemon:
                 if result.new_roots:
                     queue.mark(ROOTS)
             if kind == RECONCILE:
+                from daemon.service.events import PENDING
+
                 self._sync_root_watches(gen)
                 for root in jobs.roots():
+                    PENDING.note(root.path, None)  # every file looked at, whatever events named
                     queue.mark(TREE + str(root.path))
             self.notifier.status(jobs.status_line())
         elif kind == ROOTS:
