@@ -10,6 +10,7 @@ it ends all of their writes at once.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,8 +30,14 @@ if TYPE_CHECKING:
 class Health:
     """What the worker is doing, for the watchdog and for a shutdown that has to abandon it."""
 
-    busy_since: float | None = None
+    busy_since: float | None = None  # the job's start, or its last step (a session done)
     last_kind: str = ""
+
+    def progressed(self) -> None:
+        """The busy worker finished a step: alive, however long its whole job takes (a
+        backfill through a slow local model can take hours, each note minutes)."""
+        if self.busy_since is not None:
+            self.busy_since = time.monotonic()
 
 
 @dataclass(eq=False)

@@ -59,6 +59,9 @@ class Jobs:
         self._roots: dict[Path, MemoryRoot] = {}
         # What the capture pass wrote into the trees: the watcher's echo of it is no work.
         self.own_writes = OwnWrites()
+        # Called after each session a pass finishes: the daemon's watchdog sees a long pass
+        # that makes progress as alive.
+        self.on_progress: Callable[[], None] = lambda: None
 
     def _open_index(self):  # noqa: ANN202 - SearchIndex, imported lazily
         """Open index.db; a corrupt or foreign one is moved aside and rebuilt from the trees.
@@ -162,7 +165,8 @@ class Jobs:
         try:
             if not self._may_have_work(capture, now_ms) and not (full or self._full_next or idle):
                 return CaptureResult(self._recheck_in(now_ms, None), False)  # nothing committed since the last pass
-            report = capture.run_pass(PassOptions(full_scan=full or self._full_next, patient=True, idle=idle))
+            report = capture.run_pass(PassOptions(full_scan=full or self._full_next, patient=True, idle=idle),
+                                      progress=lambda done, total, title: self.on_progress())
         except sqlite3.DatabaseError as exc:  # the source broke under us (truncated, replaced by garbage)
             self._close_capture()
             raise_if_disk_full(exc, self.paths.state_dir)  # or memoryd's own files are full

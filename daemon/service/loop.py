@@ -40,6 +40,9 @@ TREE_DEBOUNCE_MS = 50
 # the burst began: a busy session never keeps another's note waiting.
 MAX_DEBOUNCE_S = 1.0
 EXIT_START_FAILED = 1
+# The watchdog's patience with one step of the worker (a session's model calls, a tree
+# refresh, a sweep), at least: past it without a step done, the worker is hung.
+STEP_FLOOR_S = 600.0
 
 
 class WorkerStartError(Exception):
@@ -200,9 +203,10 @@ class Daemon:
         self._wake.set()
 
     def _healthy(self) -> bool:
-        """The worker is idle, or busy for less than a long model call could take."""
+        """The worker is idle, or busy on its current step (one session's model calls, with
+        their retries) for less than the longest such a step could take."""
         worker, busy = self.gen.worker, self.gen.health.busy_since
-        limit = max(600.0, self.config.settings.llm.timeout_s * (self.config.settings.llm.max_retries + 2))
+        limit = max(STEP_FLOOR_S, self.config.settings.llm.timeout_s * (self.config.settings.llm.max_retries + 2))
         return worker is not None and worker.is_alive() and (busy is None or time.monotonic() - busy < limit)
 
     def _do_reload(self) -> None:
@@ -254,6 +258,7 @@ class Daemon:
             gen.start_error = exc
             gen.jobs_ready.set()
             return
+        jobs.on_progress = gen.health.progressed
         gen.jobs = jobs
         gen.jobs_ready.set()
         try:
