@@ -313,6 +313,9 @@ def main() -> None:
     parser.add_argument("--multiturn", action="store_true", help="also score the multi-turn corpora")
     parser.add_argument("--show", action="store_true", help="print every note")
     args = parser.parse_args()
+    from daemon.logs import setup_logging
+
+    setup_logging("warning")  # the figures, not a log line per session
     corpora = args.corpus or [FIXTURE]
     score = Score()
     with tempfile.TemporaryDirectory() as built:

@@ -132,10 +132,12 @@ _DECISIVE_RE = _cue_regex(
      "is the problem", "was the problem", "is the culprit", "was the culprit", "is the cause", "was the cause",
      "is the real cause", "the real cause", "the actual cause", "the real problem", "culprit", "confirmed", "confirms",
      "root cause", "turns out", "turned out", "caused by", "pinpointed", "tracked it down", "narrowed it down",
-     "the cause is", "the cause was", "the problem is", "the issue is", "the bug is", "is what's causing", "is causing the"),
+     "the cause is", "the cause was", "the problem is", "the issue is", "the bug is", "is what's causing", "is causing the",
+     "that explains", "this explains", "which explains", "explains why", "the reason is", "that's why", "this is why"),
     ("找到了", "找到原因", "原因是", "根因", "确认了", "已确认", "确认是", "可以确认", "问题出在", "罪魁祸首", "真正的原因",
      "判明", "原因は", "原因が分か", "突き止め", "真因", "確認できました", "と確認", "ことを確認",
-     "问题在于", "是因为", "が原因", "其实是", "实际上是", "原来是", "実は", "알고 보니", "原因でした", "때문입니다", "때문이었", "원인은", "원인이", "찾았습니다", "찾았다", "확인됐", "확인되었", "확인했", "밝혀", "범인은", "진짜 원인"),
+     "问题在于", "是因为", "が原因", "其实是", "实际上是", "原来是", "実は", "알고 보니", "难怪", "这就是为什么", "原因在于", "理由は",
+     "ためでした", "이유는", "原因でした", "때문입니다", "때문이었", "원인은", "원인이", "찾았습니다", "찾았다", "확인됐", "확인되었", "확인했", "밝혀", "범인은", "진짜 원인"),
 )
 # Wording that makes a statement a guess, not a finding.
 _HEDGE_RE = _cue_regex(

@@ -214,7 +214,9 @@ def test_plans_and_decisive_findings():
     assert cues.is_plan("Releasing the lock should fix the apply.")
     assert not cues.is_plan("Moved the await out of the lock block.")
     for sentence in ("Found it: _refill() blocks the loop.", "找到了：超时只有 1 秒。", "判明しました: 重複は1件です。",
-                     "원인은 시스템 libzstd 1.4.8입니다.", "Confirmed: the job re-takes the lock."):
+                     "원인은 시스템 libzstd 1.4.8입니다.", "Confirmed: the job re-takes the lock.",
+                     "That explains the 502: the app closes bodies over 10 MB.", "其实是 CSRF 校验拦住了。",
+                     "Turns out it was the GC horizon comparison.", "難しい理由は pandas 2.2 の既定値です。"):
         assert cues.is_decisive(sentence), sentence
     assert not cues.is_decisive("The cause is probably the cache.")
 
