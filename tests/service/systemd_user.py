@@ -84,8 +84,9 @@ class UserManager:
     def _env_prefix(self) -> list[str]:
         if self.systemd_root == Path("/"):
             return []
-        libs = [self.systemd_root / "usr/lib/x86_64-linux-gnu/systemd", self.systemd_root / "usr/lib/x86_64-linux-gnu",
-                self.systemd_root / "lib/x86_64-linux-gnu"]
+        # libsystemd-shared: usr/lib/x86_64-linux-gnu/systemd since 253 or so, lib/systemd before
+        libs = [self.systemd_root / "usr/lib/x86_64-linux-gnu/systemd", self.systemd_root / "lib/systemd",
+                self.systemd_root / "usr/lib/x86_64-linux-gnu", self.systemd_root / "lib/x86_64-linux-gnu"]
         return ["LD_LIBRARY_PATH=" + ":".join(str(lib) for lib in libs)]
 
     def user_env(self) -> dict[str, str]:
