@@ -215,6 +215,9 @@ class _Prompt:
     decisive: frozenset[str]
     whole: float
     unheld: frozenset[str] = frozenset()  # compounds no memory holds (their parts match half)
+    # Per unit that some memory can hold: (its share, [(" form " probes, weight, decides,
+    # an identifier that decides)]): only forms the index holds can be in a memory.
+    probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool], ...]], ...] = ()
 
 
 def _prompt(terms: Sequence[str], total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> _Prompt:
@@ -231,7 +234,18 @@ def _prompt(terms: Sequence[str], total: int, df: dict[str, int], groups: Sequen
     unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
     decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
-    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld)
+    probes = []
+    for unit in units:
+        # customer in a memory is not customer_id, which no memory holds: half of it
+        share = BODY_ONLY if unit[0] in unheld else 1.0
+        members = tuple(
+            (tuple(f" {f} " for f in forms[t] if df.get(f)), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)))
+            for t in unit
+            if held[t]
+        )  # fmt: skip
+        if members:
+            probes.append((share, members))
+    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld, tuple(probes))
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int, bool, bool]:
@@ -240,24 +254,21 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int,
     (DEPLOY_ENV, r.Context, src/app.py) anywhere: no word in passing."""
     score = covered = 0.0
     matched, strong, decides = 0, False, False
-    for unit in prompt.units:
+    for share, members in prompt.probes:
         top = best = 0.0
-        for term in unit:
-            forms, weight = prompt.forms[term], prompt.weight[term]
-            if any(f" {f} " in head for f in forms):
+        for probes, weight, decisive, identifier in members:
+            if any(p in head for p in probes):
                 top, best = max(top, weight), max(best, weight)
-                strong = strong or term in prompt.decisive
-            elif any(f" {f} " in body for f in forms):
+                strong = strong or decisive
+            elif any(p in body for p in probes):
                 best = max(best, weight)
-                strong = strong or (term in prompt.decisive and bool(_COMPOUND.search(term)))
+                strong = strong or identifier
             else:
                 continue
-            decides = decides or term in prompt.decisive
+            decides = decides or decisive
         if best:
-            # customer in a memory is not customer_id, which no memory holds: half of it
-            part = BODY_ONLY if unit[0] in prompt.unheld else 1.0
-            score += part * max(top, BODY_ONLY * best)
-            covered += part * best
+            score += share * max(top, BODY_ONLY * best)
+            covered += share * best
             matched += 1
     return score, covered, matched, strong, decides
 
