@@ -30,6 +30,7 @@ from daemon.scrub import redact
 log = structlog.get_logger(__name__)
 
 RETRY_AFTER_CAP_S = 60.0  # a server asking for a longer pause is retried next pass instead
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # a note is a few kB; more is a server streaming garbage
 BACKOFF = tenacity.wait_exponential_jitter(initial=1, max=30, jitter=1)
 USER_AGENT = "memoryd"
 
@@ -257,7 +258,7 @@ class ModelDistiller:
         if self._cancelled:
             raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown")
         try:
-            response = self._send(body)
+            response = self._send(body, key)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise self._server_failed(_Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True), key) from exc
         except httpx.TimeoutException as exc:
@@ -315,17 +316,22 @@ class ModelDistiller:
         # Other 4xx (context too long, bad parameter): this request will not get better.
         raise DistillError(self._clean(f"model server {self.url} answered HTTP {status} ({detail})"), retryable=False)
 
-    def _send(self, body: dict[str, Any]) -> httpx.Response:
+    def _send(self, body: dict[str, Any], key: str) -> httpx.Response:
         """POST `body` and read the whole answer.
 
         httpx's timeout bounds each read, so a server that trickles its answer a few bytes
         at a time would hold the pass forever; the body must also be in within
-        llm.timeout_s of the headers, or it counts as no answer (a hang)."""
+        llm.timeout_s of the headers, or it counts as no answer (a hang). Past
+        MAX_ANSWER_BYTES it is the server's failure (and memory is not spent on it)."""
         with self._client.stream("POST", self.url, json=body, headers=self._headers) as streamed:
             deadline = time.monotonic() + self.llm.timeout_s
-            chunks = []
+            chunks, size = [], 0
             for chunk in streamed.iter_raw():
                 chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    too_big = _Retry(f"HTTP {streamed.status_code} with an answer over {MAX_ANSWER_BYTES // 1024} KiB")
+                    raise self._server_failed(too_big, key)
                 if time.monotonic() > deadline:
                     raise httpx.ReadTimeout("the answer trickled in for longer than llm.timeout_s",
                                             request=streamed.request)

@@ -105,6 +105,20 @@ def test_a_server_that_trickles_its_answer_is_a_hanging_one(server, sleeps, work
     assert len(server.requests) == 2 and sleeps == [0.0]
 
 
+def test_an_endless_answer_is_cut_off_and_is_the_servers_fault(server, sleeps, work_transcript, monkeypatch):
+    import daemon.capture.distill.http as http
+
+    monkeypatch.setattr(http, "MAX_ANSWER_BYTES", 64 * 1024)
+    server.default = Reply(raw=b'{"choices": "' + b"x" * (1024 * 1024) + b'"}')  # garbage, a MiB of it
+    d = build(server, sleeps, max_retries=1)
+    try:
+        with pytest.raises(DistillError, match="answer over 64 KiB") as err:
+            d.distill(work_transcript)
+    finally:
+        d.close()
+    assert err.value.transient and len(server.requests) == 2
+
+
 def test_a_gzip_answer_is_decoded_once(server, sleeps, work_transcript):
     import gzip
     import json
