@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,7 +58,7 @@ class Config:
     """The validated settings and the paths they resolve to: what most of memoryd needs,
     passed as one value (functions that need only one of the two take only that one)."""
 
-    settings: Settings
+    settings: Settings  # a QuickSettings when a quick command read it from the cache
     paths: Paths
 
 
@@ -75,7 +74,7 @@ def default_config_file(env: Mapping[str, str] | None = None) -> Path:
     return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memoryd" / "config.toml"
 
 
-def resolve_paths(settings: Any, config_file: Path, env: Mapping[str, str] | None = None) -> Paths:
+def resolve_paths(settings: Settings | QuickSettings, config_file: Path, env: Mapping[str, str] | None = None) -> Paths:
     """Return the paths for these settings, using XDG defaults where a setting is empty."""
     env = os.environ if env is None else env
     data = _xdg(env, "XDG_DATA_HOME", ".local/share")
@@ -124,16 +123,80 @@ def settings_fingerprint(config_file: Path, env: Mapping[str, str]) -> dict[str,
     }
 
 
-def _namespace(value: Any) -> Any:
-    if isinstance(value, dict):
-        return SimpleNamespace(**{k: _namespace(v) for k, v in value.items()})
-    return value
+@dataclass(frozen=True, slots=True)
+class QuickSource:
+    db: str
+    busy_timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuickMemory:
+    global_root: str
+    project_roots: tuple[str, ...]
+    discover_projects: bool
+    max_file_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuickSweep:
+    opencode_memory_db: str
+
+
+@dataclass(frozen=True, slots=True)
+class QuickInject:
+    enabled: bool
+    inventory_chars: int
+    recall_k: int
+    recall_chars: int
+    routing_chars: int
+    block_tokens: int
+    skip_projects: tuple[str, ...]
+    plugin_timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuickLog:
+    level: str
+    max_bytes: int
+    backups: int
+
+
+_QUICK_SECTIONS: dict[str, type] = {
+    "source": QuickSource, "memory": QuickMemory, "sweep": QuickSweep, "inject": QuickInject, "log": QuickLog,
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class QuickSettings:
+    """What the quick read-only commands (recall, show, list, context) read of `Settings`:
+    the same sections and names, validated values, frozen. A test keeps it in step."""
+
+    source: QuickSource
+    memory: QuickMemory
+    sweep: QuickSweep
+    inject: QuickInject
+    log: QuickLog
+
+    @staticmethod
+    def values_of(dump: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """The part of `Settings.model_dump(mode="json")` these sections hold (all the cache keeps)."""
+        return {name: {f.name: dump[name][f.name] for f in fields(kind)} for name, kind in _QUICK_SECTIONS.items()}
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> QuickSettings:
+        def frozen(value: Any) -> Any:
+            return tuple(value) if isinstance(value, list) else value
+
+        return cls(**{
+            name: kind(**{f.name: frozen(values[name][f.name]) for f in fields(kind)})
+            for name, kind in _QUICK_SECTIONS.items()
+        })  # fmt: skip
 
 
 def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> Config | None:
     """Return the configuration from the cache if nothing it depends on changed, else None.
 
-    The settings come back as plain attribute namespaces with the validated values.
+    Its settings are a QuickSettings (what quick commands read), not a whole `Settings`.
     """
     try:
         cached = json.loads((state_dir_of(env) / CACHE_FILE).read_text(encoding="utf-8"))
@@ -141,16 +204,20 @@ def read_cached_settings(config_file: Path, env: Mapping[str, str]) -> Config | 
         return None
     if not isinstance(cached, dict) or cached.get("fingerprint") != settings_fingerprint(config_file, env):
         return None
-    settings = _namespace(cached.get("settings"))
-    return Config(settings, resolve_paths(settings, config_file, env))
+    try:
+        settings = QuickSettings.from_values(cached["settings"])
+    except (KeyError, TypeError):  # written by another release: validated again, and rewritten
+        return None
+    return Config(settings, resolve_paths(settings, config_file, env))  # type: ignore[arg-type]
 
 
-def write_cached_settings(values: dict[str, Any], config_file: Path, env: Mapping[str, str]) -> None:
-    """Remember validated settings for the next quick command (only when they changed)."""
+def write_cached_settings(dump: Mapping[str, Any], config_file: Path, env: Mapping[str, str]) -> None:
+    """Remember what quick commands read of validated settings (`Settings.model_dump(mode="json")`)
+    for the next one; written only when it changed."""
     from daemon.diskfull import DiskFull
     from daemon.files import write_if_changed
 
-    data = {"fingerprint": settings_fingerprint(config_file, env), "settings": values}
+    data = {"fingerprint": settings_fingerprint(config_file, env), "settings": QuickSettings.values_of(dump)}
     try:
         write_if_changed(state_dir_of(env) / CACHE_FILE, json.dumps(data, sort_keys=True), durable=False)
     except (OSError, DiskFull):

@@ -164,11 +164,12 @@ def test_broken_toml_and_missing_explicit_file(home, tmp_path):
 
 # -- the settings cache that keeps quick commands free of pydantic --------------------------
 
+import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from daemon.paths import read_cached_settings, write_cached_settings  # noqa: E402
+from daemon.paths import QuickSettings, read_cached_settings, write_cached_settings  # noqa: E402
 
 
 def cache(settings, paths):
@@ -182,8 +183,35 @@ def test_validated_settings_are_cached_for_quick_commands(home):
     cached = read_cached_settings(paths.config_file, os.environ)
     assert cached is not None
     quick, quick_paths = cached.settings, cached.paths
-    assert quick.llm.provider == settings.llm.provider and quick.capture.settle_seconds == 30
+    assert isinstance(quick, QuickSettings) and quick.inject.recall_k == settings.inject.recall_k
     assert quick_paths == paths
+    # Only what quick commands read is kept: no model settings (extra headers may hold a key).
+    assert "llm" not in json.loads((paths.state_dir / "settings.json").read_text())["settings"]
+
+
+def test_quick_settings_are_the_settings_quick_commands_read_with_their_validated_values(home, monkeypatch):
+    """Every field of QuickSettings is a Settings field of the same name, and a cached value is
+    the validated one (lists frozen to tuples)."""
+    from dataclasses import fields
+
+    from daemon.config import Settings
+
+    monkeypatch.setenv("MEMORYD_INJECT__SKIP_PROJECTS", '["~/secret"]')
+    monkeypatch.setenv("MEMORYD_INJECT__RECALL_K", "5")
+    monkeypatch.setenv("MEMORYD_MEMORY__MAX_FILE_BYTES", "8192")
+    monkeypatch.setenv("MEMORYD_SOURCE__DB", "/elsewhere/opencode.db")
+    settings, paths = load_settings()
+    cache(settings, paths)
+    quick = read_cached_settings(paths.config_file, os.environ).settings
+    for section in fields(QuickSettings):
+        model = type(getattr(settings, section.name))
+        assert section.name in Settings.model_fields
+        for field in fields(type(getattr(quick, section.name))):
+            assert field.name in model.model_fields, f"{section.name}.{field.name} is no Settings field"
+            validated = getattr(getattr(settings, section.name), field.name)
+            kept = getattr(getattr(quick, section.name), field.name)
+            assert kept == (tuple(validated) if isinstance(validated, list) else validated), field.name
+    assert quick.inject.skip_projects == ("~/secret",) and quick.memory.max_file_bytes == 8192
 
 
 def test_any_change_the_settings_depend_on_invalidates_the_cache(home, monkeypatch):
@@ -208,3 +236,36 @@ def test_recall_uses_the_cache_without_pydantic_and_still_sees_config_errors(hom
     config.write_text("[memory]\nglobal_rot = 'typo'\n")
     broken = run()
     assert "unknown key 'memory.global_rot'" in broken.stderr
+
+
+def test_every_quick_command_answers_the_same_from_the_cached_settings(home, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from daemon.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMORYD_INJECT__RECALL_K", "2")
+    runner = CliRunner()
+    saved = runner.invoke(cli, ["remember", "--global", "-k", "gotcha", "-t", "Deploy with pnpm", "npm ci drops the lockfile"])
+    assert saved.exit_code == 0, saved.output
+    settings_file = home.state / "memoryd" / "settings.json"
+    for command in (["recall", "pnpm", "--json"], ["list", "--json"], ["inspect", "--json"], ["context", "--json", "--prompt", "deploy pnpm"]):
+        settings_file.unlink(missing_ok=True)
+        validated = runner.invoke(cli, command, catch_exceptions=False)
+        assert settings_file.exists(), command  # a quick command: it cached what it read
+        cached = runner.invoke(cli, command, catch_exceptions=False)
+        assert validated.exit_code == cached.exit_code == 0, (command, validated.output, cached.output)
+        assert _timeless(cached.output) == _timeless(validated.output), command
+
+
+def _timeless(output: str) -> object:
+    """A command's JSON without its scores (they decay with the time of the run)."""
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "score"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(json.loads(output))

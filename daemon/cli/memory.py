@@ -172,7 +172,8 @@ def recall(
     query = " ".join(words)
 
     with memory_errors():
-        ws = _workspace(app, project, reading=True)
+        # --cognee reads [sinks.cognee], which the quick settings do not hold.
+        ws = _workspace(app, project, reading=not cognee)
         result = run_recall(ws, query, limit=limit, scope=scope)  # type: ignore[arg-type]
     if as_json:
         out = {

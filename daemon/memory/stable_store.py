@@ -65,6 +65,16 @@ def _decode(data: str) -> StablePart:
     )
 
 
+def _field_names(settings: Any) -> list[str]:
+    """The field names of a pydantic model, a dataclass or a plain object."""
+    from dataclasses import fields, is_dataclass
+
+    model_fields = getattr(type(settings), "model_fields", None)
+    if model_fields is not None:
+        return list(model_fields)
+    return [f.name for f in fields(settings)] if is_dataclass(settings) else list(vars(settings))
+
+
 class StoredStable(MutableMapping):
     """A `stable_cache` for `context_payload` backed by the index's `stable` table.
 
@@ -77,7 +87,10 @@ class StoredStable(MutableMapping):
         self._index = index
         self._db: sqlite3.Connection = index._db
         self._keys = [r.key for r in roots]
-        self._salt = hashlib.sha256(f"{__version__}\n{settings!r}".encode()).hexdigest()[:16]
+        # The settings' values, not their repr: validated ([inject] of Settings) or cached
+        # (QuickInject) settings of the same values keep the same parts.
+        values = {name: getattr(settings, name) for name in sorted(_field_names(settings))}
+        self._salt = hashlib.sha256(f"{__version__}\n{json.dumps(values, default=list)}".encode()).hexdigest()[:16]
         self._now = now.timestamp()
         self._version: int | None = None
 
