@@ -210,4 +210,86 @@ JA_ORDER = Scenario(
     superseded=["`.dockerignore` に `dist` が入っているのが原因"],
 )
 
-REPLIES = [THANKS, NOT_ENOUGH, JA_BLANK, KO_DEPLOY, ZH_CSRF, LEAK, VPN, JA_ORDER]
+ZH_BEAT = Scenario(
+    "zh-beat-twice",
+    "定时任务重复执行",
+    f"{SRC}/sched",
+    [
+        ("celery beat 的定时任务每次都执行两遍，帮我查一下。", [
+            [_read(f"{SRC}/sched/docker-compose.yml",
+                   "worker:\n  command: celery -A app worker -B\nbeat:\n  command: celery -A app beat")],
+            [text("原因是 worker 用了 -B 参数，又单独起了一个 beat 容器，所以有两个调度器。我去掉了 worker 的 -B。"),
+             _edit(f"{SRC}/sched/docker-compose.yml", "celery -A app worker -B", "celery -A app worker")],
+            [text("已修改 docker-compose.yml：worker 不再带 -B，只保留独立的 beat 服务，任务应该只执行一次了。")],
+        ]),
+        ("还是执行了两遍，日志如下：\n```\n[2026-11-30 10:00:00,003: INFO/MainProcess] Scheduler: Sending due task "
+         "report (app.tasks.report)\n[2026-11-30 10:00:00,011: INFO/MainProcess] Scheduler: Sending due task report "
+         "(app.tasks.report)\n```\n生产环境是用 k8s 部署的，不是 docker compose，你看一下 k8s 的配置。", [
+            [_bash("kubectl get deploy -n jobs -o custom-columns=NAME:.metadata.name,REPLICAS:.spec.replicas",
+                   "NAME     REPLICAS\nbeat     2\nworker   4")],
+            [text("找到了：k8s 里 beat 的 Deployment 有 2 个副本，两个调度器各发一次任务。")],
+            [_edit(f"{SRC}/sched/k8s/beat.yaml", "replicas: 2", "replicas: 1")],
+            [_bash("kubectl apply -f k8s/beat.yaml && kubectl get deploy beat -n jobs",
+                   "deployment.apps/beat configured\nNAME   READY\nbeat   1/1")],
+            [text("k8s/beat.yaml 的 replicas 已改为 1 并已应用，现在只有一个 beat 调度器，10:30 的任务只发送了一次。")],
+        ]),
+    ],
+    facts=["replicas", "k8s/beat.yaml", "-B", "2 个副本", "还是执行了两遍", "生产环境是用 k8s 部署的"],
+    absent=["INFO/MainProcess"],
+    superseded=["任务应该只执行一次了"],
+)
+
+JA_CERT = Scenario(
+    "ja-cert-blocked",
+    "本番の証明書エラー",
+    f"{SRC}/infra",
+    [
+        ("本番の api.example.jp で証明書エラーが出ています。原因を調べて直してください。", [
+            [_bash("openssl s_client -connect api.example.jp:443 -servername api.example.jp </dev/null 2>&1 | grep -i "
+                   "verify", "verify error:num=20:unable to get local issuer certificate\nVerify return code: 21 "
+                   "(unable to verify the first certificate)")],
+            [text("中間証明書がチェーンに入っていないのが原因です。nginx の ssl_certificate を fullchain.pem に変えました。"),
+             _edit(f"{SRC}/infra/nginx/api.conf", "ssl_certificate /etc/ssl/api/cert.pem;",
+                   "ssl_certificate /etc/ssl/api/fullchain.pem;")],
+            [_bash("sudo nginx -t", "nginx: [emerg] cannot load certificate \"/etc/ssl/api/fullchain.pem\": "
+                   "BIO_new_file() failed (SSL: error:80000002:system library::No such file or directory)")],
+            [text("fullchain.pem がサーバーに存在しないので、この変更は元に戻しました。"),
+             _edit(f"{SRC}/infra/nginx/api.conf", "ssl_certificate /etc/ssl/api/fullchain.pem;",
+                   "ssl_certificate /etc/ssl/api/cert.pem;")],
+            [text("まだ解決していません。中間証明書のファイルは証明書の発行元ポータルからしかダウンロードできず、私には"
+                  "そのアカウントがありません。インフラ担当の方に中間証明書を取得してもらい、cert.pem と結合した "
+                  "fullchain.pem を /etc/ssl/api/ に置く必要があります。")],
+        ]),
+    ],
+    facts=["unable to get local issuer certificate", "fullchain.pem", "まだ解決していません", "中間証明書"],
+    superseded=["ssl_certificate を fullchain.pem に変えました"],
+)
+
+KO_LINK = Scenario(
+    "ko-link-crt-static",
+    "링커 오류",
+    f"{SRC}/native",
+    [
+        ("cargo build --release 하면 링크 단계에서 실패합니다.", [
+            [_bash("cargo build --release", "   Compiling native v0.3.0\nerror: linking with `cc` failed: exit status: "
+                   "1\n  |\n  = note: /usr/bin/ld: cannot find -lssl: No such file or directory\n          collect2: "
+                   "error: ld returned 1 exit status\n\nerror: could not compile `native` (bin \"native\") due to 1 "
+                   "previous error")],
+            [text("libssl-dev가 없어서 그런 것 같습니다. 설치했습니다."),
+             _bash("sudo apt-get install -y libssl-dev", "libssl-dev is already the newest version (3.0.2-0ubuntu1.18).")],
+            [text("libssl-dev는 이미 최신 버전이라 효과가 없었습니다.")],
+            [_bash("echo $RUSTFLAGS; cat .cargo/config.toml",
+                   "-C target-feature=+crt-static\n[build]\nrustflags = [\"-C\", \"target-feature=+crt-static\"]")],
+            [text("원인은 .cargo/config.toml의 +crt-static 설정입니다: 정적 링크를 강제해서 libssl.a를 찾는데 시스템에는 "
+                  "공유 라이브러리만 있습니다.")],
+            [_edit(f"{SRC}/native/.cargo/config.toml", "rustflags = [\"-C\", \"target-feature=+crt-static\"]", "")],
+            [_bash("cargo build --release", "    Finished release [optimized] target(s) in 41.2s")],
+            [text(".cargo/config.toml에서 +crt-static을 빼서 cargo build --release가 성공합니다. 정적 바이너리가 필요하면 "
+                  "openssl 크레이트의 vendored 기능을 써야 합니다.")],
+        ]),
+    ],
+    facts=["cannot find -lssl", "+crt-static", ".cargo/config.toml", "vendored"],
+    superseded=["libssl-dev가 없어서"],
+)
+
+REPLIES = [THANKS, NOT_ENOUGH, JA_BLANK, KO_DEPLOY, ZH_CSRF, LEAK, VPN, JA_ORDER, ZH_BEAT, JA_CERT, KO_LINK]

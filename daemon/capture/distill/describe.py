@@ -14,7 +14,7 @@ from daemon.capture.distill.supersede import retraction_scope
 from daemon.capture.distill.turns import clip_sentences, key, sentences, weight
 
 DESCRIPTION_CHARS = 200
-_SHORT_RETRACTION = 80  # a retraction lighter than this opens the description with the sentence after it
+_SHORT_RETRACTION = 80  # a retraction or a sentence naming nothing, lighter than this, takes the next one
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -57,8 +57,9 @@ def _from(text: str, asked: str) -> str:
         if not k or k == asked or asked.startswith(k):
             continue
         after = parts[index + 1] if index + 1 < len(parts) else ""
-        if retraction_scope(first) and weight(first) < _SHORT_RETRACTION and has_content(after):
-            # "Waiting for the iframe did not help." says what failed; the next sentence says where things stand.
+        bare = weight(first) < _SHORT_RETRACTION and (retraction_scope(first) or not _IDENT.search(first))
+        if bare and has_content(after):
+            # "Waiting for the iframe did not help.", "まだ解決していません。": where things stand needs the next sentence.
             joined = clip_sentences([first, after], DESCRIPTION_CHARS)
             if after[:20] in joined:
                 return joined

@@ -237,13 +237,13 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
     rest: list[str] = []
     for turn in turns:
         for ask in turn.asked:
-            parts = sentences(ask, min_weight=4) or [ask]
+            parts = sentences(ask, min_weight=4, lead_ins=True) or [ask]
             whole = clip_sentences(parts, 10 * _ASK_CHARS)
             limit = _ASK_CHARS if turn is turns[0] else _FOLLOWUP_ASK_CHARS
             line = whole if len(whole) <= limit else whole[: limit - 1].rsplit(" ", 1)[0] + "…"
             note.add(WORKED, line, parts)
             note.used |= {key(p) for p in parts}  # the request is never repeated in another section
-            note.asked += [key(p) for p in parts if len(key(p)) >= 24]
+            note.asked += [key(p) for p in parts if weight(key(p)) >= 24]
             # An error pasted as a code block or a log is no sentence, but its first real error line is the problem.
             pasted = first_error_line(ask) or next((e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e)), "")
             if pasted and pasted not in line:

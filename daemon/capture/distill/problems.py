@@ -30,6 +30,13 @@ _NOT_AN_ERROR = re.compile(
     r"(?i)^(?:traceback \(most recent call last\)|file \".*\", line \d+|warning:|-- )|\b(?:0|no) (?:errors?|failures?)\b"
     r"|^\s*(?:tests?|test files)\s+\d+ failed|^\d+ (?:failed|passed)\b"
 )
+# Errors that only say a tool gave up; the line that says why comes after them.
+_WRAPPER = re.compile(
+    r"(?i)linking with `?\S+`? failed|could not compile|ld returned \d+ exit status|^make(?:\[\d+\])?: \*\*\*"
+    r"|^npm (?:ERR!|error) (?:code|errno)\b|^npm (?:ERR!|error)\s*$|^error: command .* failed|exited with (?:code|status)"
+    r"|^error: Recipe .* failed|^FAILED: \S+$|^ninja: build stopped"
+)
+_NOTE = re.compile(r"^= (?:note|help): ")  # rustc's notes under a diagnostic
 _FRAME = re.compile(r"^[\s│┃|╷╵╭╮╰╯>❯✗×•*-]+")
 _CODE = re.compile(
     r"[;{}]\s*$|^(?:def|class|import|from|return|const|let|var|function|#include|#define|public|private|static|fn|"
@@ -38,21 +45,28 @@ _CODE = re.compile(
 
 
 def _clean(line: str) -> str:
-    return " ".join(_FRAME.sub("", line).split())
+    return " ".join(_NOTE.sub("", _FRAME.sub("", line)).split())
 
 
 def first_error_line(output: str) -> str:
-    """The first line of `output` that reports an error, else the first that says something failed, else ""."""
-    weak = ""
+    """The first line of `output` that reports an error, else the first that says something failed, else "".
+
+    A wrapper's line ("linking with `cc` failed", "npm ERR! code ERESOLVE", "make: *** Error 2") gives way to
+    the first error after it that says what went wrong.
+    """
+    weak = wrapper = ""
     for raw in output.splitlines():
-        line = _clean(raw)
+        line = _clean(raw).rstrip(":")
         if len(line) < 4 or _NOT_AN_ERROR.search(line):
             continue
         if _STRONG.search(line):
-            return line.rstrip(":")
-        if not weak and _WEAK.search(line):
-            weak = line.rstrip(":")
-    return weak
+            if not _WRAPPER.search(line):
+                # A short wrapper carries a code worth keeping ("npm error code E401"): both, in order.
+                return f"{wrapper} — {line}" if wrapper and len(wrapper) < 30 else line
+            wrapper = wrapper or line
+        elif not weak and _WEAK.search(line):
+            weak = line
+    return wrapper or weak
 
 
 def _short(text: str, limit: int) -> str:

@@ -34,7 +34,7 @@ _ACTION = re.compile(
     r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|ran|wrote|built|split|rewrote|bumped|pinned|raised|lowered|switched|"
     r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
     r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
-    r"|(?:加|改|删|换|装|关|开|设)了"
+    r"|(?:加|改|删|换|装|关|开|设)了|去掉|去除|移除|删除了"
     r"|しました|通りました|直りました|成功|바꿨|바꾸었|열었|추가했|수정했|변경했|삭제했|고쳤|설정했|올렸|내렸|옮겼"
     r"|적용했|통과|성공|(?<!실패)(?<!발생)했(?:습니다|어요)|줬습니다|주었습니다|이제 |现在|ようになりました"
 )
@@ -103,6 +103,18 @@ _MOVED_ON = re.compile(
 )
 _CONDITIONAL = re.compile(r"(?i)^(?:if|unless|in case|如果|要是|假如|もし|만약|만일)\b|^(?:如果|要是|假如|もし|만약)")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
+
+
+# From the user, in a later request, "still" is the problem persisting ("it still runs twice", 还是执行了两遍).
+_USER_STILL = re.compile(r"(?i)\bstill\b|^(?:还是|仍然|依然|依旧)|まだ|相変わらず|やっぱり|여전히|아직도|그래도")
+
+
+def user_retraction_scope(sentence: str) -> str | None:
+    """retraction_scope for a user's follow-up request, where any "still" reports the fix broken."""
+    scope = retraction_scope(sentence)
+    if scope or _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")) or _MOVED_ON.search(sentence):
+        return scope
+    return FIXES if _USER_STILL.search(sentence) else None
 
 
 def retraction_scope(sentence: str) -> str | None:
@@ -265,8 +277,8 @@ def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:
     reader = _Reader(language if language in ATTEMPT_LABELS else "en")
     for number, turn in enumerate(turns):
         for ask in turn.asked:
-            for sentence in sentences(ask):
-                scope = retraction_scope(sentence)
+            for sentence in sentences(ask, lead_ins=True):
+                scope = user_retraction_scope(sentence)
                 if scope and number:
                     reader.retract(number, sentence, scope, "", by_user=True)
         for step in turn.steps:

@@ -102,13 +102,17 @@ def blocks(text: str) -> list[str]:
     return out
 
 
-def sentences(text: str, min_weight: int = 16) -> list[str]:
-    """Split text into statements, markup stripped; code blocks are skipped."""
+def sentences(text: str, min_weight: int = 16, lead_ins: bool = False) -> list[str]:
+    """Split text into statements, markup stripped; code blocks are skipped.
+
+    With `lead_ins`, a sentence that introduces what follows ("still runs twice, the log:") is kept:
+    in a request it is often the point, the pasted log after it being only the evidence.
+    """
     out: list[str] = []
     for block in blocks(text):
         for piece in _SENTENCE_END.split(block):
             piece = " ".join(piece.split()).strip("*").strip()
-            if piece and is_statement(piece, min_weight):
+            if piece and (is_statement(piece, min_weight) or (lead_ins and weight(piece) >= min_weight)):
                 out.append(piece)
     return out
 
@@ -120,7 +124,7 @@ def key(text: str) -> str:
 
 def _glue(previous: str) -> str:
     """What joins a statement to the next: nothing after CJK punctuation, "; " after a bare list item."""
-    if _CJK_STOP.search(previous[-1:]):
+    if _CJK_STOP.search(previous[-1:]) or previous[-1:] in "：；":
         return ""
     return " " if previous[-1:] in ".!?;:)" else "; "
 

@@ -189,11 +189,18 @@ ERRORS = [
      "error[E0502]: cannot borrow `*self` as mutable"),
     ("test result: ok. 31 passed; 0 failed; 0 ignored", ""),
     ("collected 3 items\nFAILED tests/test_a.py::test_x - assert 1 == 2", "FAILED tests/test_a.py::test_x - assert 1 == 2"),
-    ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree", "npm ERR! code ERESOLVE"),
+    ("npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+     "npm ERR! code ERESOLVE — npm ERR! ERESOLVE unable to resolve dependency tree"),
     ("remote: Write access to repository not granted.\nfatal: unable to access 'x': 403",
      "fatal: unable to access 'x': 403"),
     ("test a::b ... FAILED\nthread 'a::b' panicked at src/a.rs:4:9:\nassertion `left == right` failed",
      "thread 'a::b' panicked at src/a.rs:4:9"),
+    # a wrapper's line gives way to the one that says why; a short one keeps its code in front
+    ("error: linking with `cc` failed: exit status: 1\n  = note: /usr/bin/ld: cannot find -lssl",
+     "/usr/bin/ld: cannot find -lssl"),
+    ("npm error code E401\nnpm error 401 Unauthorized - GET https://r/x", "npm error code E401 — npm error 401 Unauthorized "
+     "- GET https://r/x"),
+    ("make: *** [Makefile:12: all] Error 2", "make: *** [Makefile:12: all] Error 2"),
 ]
 
 
@@ -258,3 +265,21 @@ def test_a_guess_however_worded_falls_with_the_fix_built_on_it():
     )
     (attempt,) = find_superseded(turns).attempts
     assert attempt.claims == ["I bet the off-by-one is in merge_runs, which skips the last entry."]
+
+
+def test_a_users_follow_up_that_says_still_reports_the_fix_broken():
+    from daemon.capture.distill.supersede import user_retraction_scope
+
+    for sentence in ("It still runs twice.", "还是执行了两遍，日志如下：", "まだ真っ白です。", "여전히 두 번 실행돼요."):
+        assert user_retraction_scope(sentence) == FIXES, sentence
+    for sentence in ("Does it still run twice?", "CI is still red, but now it is clippy that fails.", "Add a test too."):
+        assert user_retraction_scope(sentence) is None, sentence
+    assert retraction_scope("It still runs twice.") is None  # from the agent, "still" alone is a plain statement
+
+
+def test_a_lead_in_before_a_pasted_log_is_kept_in_a_request():
+    from daemon.capture.distill.turns import sentences
+
+    ask = "还是执行了两遍，日志如下：\n```\nINFO Sending due task\n```\n你看一下 k8s 的配置。"
+    assert sentences(ask, lead_ins=True) == ["还是执行了两遍，日志如下：", "你看一下 k8s 的配置。"]
+    assert sentences(ask) == ["你看一下 k8s 的配置。"]
