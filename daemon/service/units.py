@@ -291,7 +291,10 @@ def plan_uninstall(manager: Manager, home: Path, uid: int) -> ServicePlan:
             manager,
             path,
             None,
-            (_systemctl("disable", "--now", SYSTEMD_UNIT), _systemctl("daemon-reload")),
+            # stop, then disable: `disable --now` is refused by systemctl 257 where it cannot
+            # tell that systemd runs (no /run/systemd/system), though the user manager does.
+            (_systemctl("stop", SYSTEMD_UNIT, check=False), _systemctl("disable", SYSTEMD_UNIT),
+             _systemctl("daemon-reload")),
         )
     return ServicePlan(manager, path, None, (Step(("launchctl", "bootout", f"gui/{uid}/{LAUNCHD_LABEL}"), check=False),))
 

@@ -11,7 +11,9 @@ still run a user manager for an ordinary user, which is all memoryd's unit needs
    refuses to start otherwise), `/run` is a mount point, and `unit-root` exists.
 
 Everything started here is stopped by its PID. `SYSTEMD_ROOT` points at an unpacked newer
-systemd (`dpkg-deb -x systemd_254….deb DIR`) to run that one instead.
+systemd (`dpkg-deb -x systemd_254….deb DIR`) to run that one instead, with its libraries on
+LD_LIBRARY_PATH (or, with `SYSTEMD_LD_LIBRARY_PATH=""`, none: for a tree built on a newer C
+library whose binaries were pointed at their own loader and libraries with patchelf).
 """
 
 from __future__ import annotations
@@ -84,6 +86,11 @@ class UserManager:
     def _env_prefix(self) -> list[str]:
         if self.systemd_root == Path("/"):
             return []
+        # A tree whose binaries find their own libraries (patchelf'd onto a newer C library,
+        # which must not reach memoryd's Python): SYSTEMD_LD_LIBRARY_PATH="" sets none.
+        override = os.environ.get("SYSTEMD_LD_LIBRARY_PATH")
+        if override is not None:
+            return [f"LD_LIBRARY_PATH={override}"] if override else []
         # libsystemd-shared: usr/lib/x86_64-linux-gnu/systemd since 253 or so, lib/systemd before
         libs = [self.systemd_root / "usr/lib/x86_64-linux-gnu/systemd", self.systemd_root / "lib/systemd",
                 self.systemd_root / "usr/lib/x86_64-linux-gnu", self.systemd_root / "lib/x86_64-linux-gnu"]
@@ -182,7 +189,7 @@ class UserManager:
         join = "; ".join(f"echo $$ > {base}/{cg}/cgroup.procs" for base in self._cgroup_bases())
         script = (
             f"mount --rbind /run /run && mount --bind /run/systemd/journal {fake}/journal && "
-            f"mount --rbind {fake} /run/systemd && {join} && "
+            f"mount --rbind {fake} /run/systemd && {join} && {self._executor_mount()}"
             f"exec setpriv --reuid={self.uid} --regid={self.user.pw_gid} --init-groups env -i {env} "
             f"{self._binary('systemd')} --user --log-target=journal"
         )
@@ -195,6 +202,15 @@ class UserManager:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the user manager did not come up: {probe.stdout} {probe.stderr}")
             time.sleep(0.2)
+
+    def _executor_mount(self) -> str:
+        """systemd 255 and later run each unit through systemd-executor, at a path compiled
+        in (/usr/lib/systemd/): in the manager's own mount namespace, the tree's folder is
+        laid over the machine's (an overlay: the machine's user units stay visible)."""
+        tree = self.systemd_root / "usr/lib/systemd"
+        if self.systemd_root == Path("/") or not (tree / "systemd-executor").exists():
+            return ""
+        return f"mount -t overlay overlay -o lowerdir={tree}:/usr/lib/systemd /usr/lib/systemd && "
 
     def _cgroup_bases(self) -> list[Path]:
         return [Path("/sys/fs/cgroup") / h for h in CGROUP_HIERARCHIES if (Path("/sys/fs/cgroup") / h).is_dir()]

@@ -134,7 +134,8 @@ def test_uninstall_stops_disables_and_removes(home, bin_dir: Path) -> None:
     assert not (home.root / UNIT).exists()
     assert systemctl.calls[before:] == [
         "--user show-environment",
-        "--user disable --now memoryd.service",
+        "--user stop memoryd.service",
+        "--user disable memoryd.service",
         "--user daemon-reload",
     ]
 

@@ -304,6 +304,7 @@ def test_plan_install_and_uninstall_launchd() -> None:
 def test_plan_uninstall_systemd() -> None:
     plan = plan_uninstall("systemd", Path("/h"), 1000)
     assert [str(s) for s in plan.steps] == [
-        "systemctl --user disable --now memoryd.service",
+        "systemctl --user stop memoryd.service",
+        "systemctl --user disable memoryd.service",
         "systemctl --user daemon-reload",
     ]
