@@ -14,6 +14,13 @@ unit exactly as `memoryd service install` writes it (RestartSec=5s, no test drop
 4. `systemd-analyze --user security memoryd.service`: the overall exposure score.
 
 Each timing is the median of `--runs` runs (a fresh start of the unit each time).
+
+A systemd built on a newer C library than the machine's (trixie's 257 on bookworm) runs
+with its own loader: unpack it with libc6 and its libraries (`dpkg-deb -x`), link `DIR/lib`
+and `DIR/bin` to `usr/lib` and `usr/bin`, point each executable at them with
+`patchelf --set-interpreter DIR/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --force-rpath
+--set-rpath DIR/usr/lib/x86_64-linux-gnu/systemd:DIR/usr/lib/x86_64-linux-gnu FILE`, and
+run it alone with `SYSTEMD_LD_LIBRARY_PATH= python bench/bench_service.py --root DIR`.
 """
 
 from __future__ import annotations
