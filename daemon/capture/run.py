@@ -21,7 +21,7 @@ from daemon.capture.distill.base import Distilled, DistillError, Distiller, Stop
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import choose_note_dir, note_document, note_filename, note_title, tree_of_note
+from daemon.capture.notes import choose_note_dir, note_document, note_filename, tree_of_note
 from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
@@ -435,7 +435,7 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     root, path = _note_path(capture, info, record, p.notes)
     (text, document), previous = note_document(info, result, info.time_updated), read_previous(path)
     capture.writer.write_note(root, path, text, document)
-    capture.memories.note_written(info.id, root, path, note_title(info, result), previous, text, document.fields)
+    capture.memories.note_written(info.id, root, path, document.fields["title"], previous, text, document.fields)
     p.to_commit.append(lifecycle.done(record, info, verdict, now_ms, note_path=str(path)))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
