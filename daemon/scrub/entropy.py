@@ -17,7 +17,8 @@ from daemon.scrub.shape import looks_random
 
 Span = tuple[int, int, str]
 
-MIN_LEN = 20
+# (21 is the length of a nanoid, the default id of many JavaScript tools: Next.js build ids.)
+MIN_LEN = 22
 # (The guard after the first character lets the engine skip ahead to a token character.)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/=_\-].)[A-Za-z0-9+/_\-]{%d,}={0,2}(?![A-Za-z0-9+/=_\-])" % (MIN_LEN - 1))
 _DIGIT = re.compile(r"[0-9]")
@@ -26,6 +27,17 @@ _NOT_SECRET_BEFORE = re.compile(
     r"(?i)(?:\?b\?|(?<![A-Za-z])(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|h1|integrity|digest|hash|checksum|etag|nonce|"
     r"base64,|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com|"
     r"commit|revision|rev|oid|blob|tree|object|fingerprint|salt|iv|uuid|guid|id))[\"']?[ \t]*[:=\-~]?[ \t]*[\"'(]?$"
+)
+# A name that ends in a digest's word (`CodeSha256`, `content_md5`, `fileHash`), and an AWS
+# ARN's resource part (`arn:aws:dms:us-east-1:123456789012:endpoint:<id>`).
+_DIGEST_NAME_BEFORE = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|hash|digest|checksum|fingerprint)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_ARN_BEFORE = re.compile(r"arn:aws[\w\-]*:[^\s\"']*[:/]$")
+# A name that ends in `Id`/`ID`/`_id` (`jobId`, `MultipartUploadId`, `CLIENT_ID: Final =`):
+# the value is an id of something, not a credential (a session's id is one, so it is not
+# let off here).
+_ID_NAME_BEFORE = re.compile(
+    r"(?:(?<![Ss]ession)(?<![Ss]ecret)(?<=[A-Za-z0-9])(?:Id|ID|Ids|IDs)|(?<![Ss]ession)(?<!SESSION)(?<![Ss]ecret)(?<!SECRET)[_\-.](?:id|ids|ID|IDs))"
+    r"[\"']?(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\]., |]*?)?[ \t]*[:=][ \t]*[\"']?[ \t]*$"
 )
 # Random-looking but public: SSH public key blobs, publishable keys, digests named by prefix,
 # and the ids of sessions, messages, parts and calls (OpenCode, model APIs, Stripe objects).
@@ -68,15 +80,26 @@ def _decodes_to_text(token: str) -> bool:
     return False
 
 
+# A name that starts its line and is given a value: `PracticalPy31520261027 = "…"`.
+_NAME_ASSIGNED = re.compile(r"[ \t]*(?::[^=\n]*)?=(?!=)")
+_PATH_WORD = re.compile(r"[a-z]{3,}(?:[\-_][a-z]+)*")
+
+
 def _random_core(token: str, padded: bool = False) -> bool:
-    """Judge a token by its parts: `TLS_AES_128_GCM_SHA256` or `N14x509_object_st4` are names
-    made of short pieces; a path is judged segment by segment; a generated token has a long
-    random stretch even when a prefix (`sk_live_`) or a url-safe `-`/`_` splits it. (Base64
-    with `=` padding is no path.)"""
+    """Judge a token by its parts: `TLS_AES_128_GCM_SHA256`, `N14x509_object_st4` or
+    `chacha20poly1305_encrypt` are names made of short pieces; a path is judged segment by
+    segment; a generated token has a long random stretch even when a prefix (`sk_live_`) or
+    a url-safe `-`/`_` splits it. (Base64 with `=` padding is no path.)"""
     if "/" in token and "+" not in token and not padded:
-        return any(_random_core(part) for part in token.split("/") if len(part) >= MIN_LEN)
+        parts = token.split("/")
+        if len(parts) >= 3 and any(_PATH_WORD.fullmatch(part) for part in parts):
+            return False  # `/111122223333/vaults/my-vault/archives/<id>`: an id in a path
+        return any(_random_core(part) for part in parts if len(part) >= MIN_LEN)
     if "_" in token or "-" in token:
-        longest = max(re.split(r"[_\-]", token), key=len)
+        parts = re.split(r"[_\-]", token)
+        longest = max(parts, key=len)
+        if len(longest) < 20 and all(part.isalpha() for part in parts if part is not longest):
+            return False  # `chacha20poly1305_encrypt`: a name with a number in one of its words
         return looks_random(longest, 16) and looks_random(token, MIN_LEN)
     return looks_random(token, MIN_LEN)
 
@@ -98,33 +121,45 @@ def _in_blob(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _in_url_path(text: str, start: int) -> bool:
+def _in_url_path(text: str, start: int, token: str) -> bool:
+    """Inside a URL (no space since its scheme), in its host (`gdrive://<folder id>/`) or past
+    it in its path (`scielo.br/j/pope/a/<id>/`), not in its query or userinfo."""
     line_start = text.rfind("\n", 0, start) + 1
     before = text[line_start:start]
+    after = text[start + len(token) : start + len(token) + 1]
+    if after == "@":  # userinfo: structure.py judges it
+        return False
+    if before.endswith("://") and (after in ("/", "") or "/" in token):  # `gdrive://<id>/`: a host
+        return True
     scheme = before.rfind("://")
     if scheme < 0:
         return False
     rest = before[scheme + 3 :]
-    # Inside the URL (no space since its scheme) and past its host, not in its query.
-    return not any(c in rest for c in " \t\"'<>`") and "/" in rest and "?" not in rest and "=" not in rest[rest.rfind("/") :]
+    if any(c in rest for c in " \t\"'<>`@") or "?" in rest or "=" in rest[rest.rfind("/") :]:
+        return False
+    return "/" in rest or "/" in token or (not rest and after in ("/", ""))
 
 
 def find_tokens(text: str) -> Iterator[Span]:
     """Random-looking tokens that are not digests, ids, public keys or encoded text."""
     for m in _TOKEN.finditer(text):
-        token = m.group(0)
+        token, start, end = m.group(0), m.start(), m.end()
+        if token.startswith("//"):  # `https://<token>@host`: the slashes are the URL's
+            start += len(token) - len(token.lstrip("/"))
+            token = token.lstrip("/")
         core = token.rstrip("=").strip("-")  # (`--boundary--` of a MIME part, `--flag`)
         if not _DIGIT.search(core) or core.isdigit():  # most long runs in code: names, no digit
             continue
-        start, end = m.start(), m.end()
         # Cheapest first: a prefix, the shape, then the words before it.
         if core.startswith(_PUBLIC_PREFIXES) or not looks_random(core, MIN_LEN) or not _random_core(core, token.endswith("=")):
             continue
         if core.startswith(_DATA_PREFIXES) or _HEX_LITERAL.fullmatch(core):
             continue
-        if _NOT_SECRET_BEFORE.search(text, max(0, start - 40), start):
+        if text.startswith(("(", "...", "…"), end) or "example" in core.lower() or _NAME_ASSIGNED.match(text, end) and not text[text.rfind("\n", 0, start) + 1 : start].strip():
+            continue  # `_VarUInt64ByteSizeNoTag(size)`, `PracticalPy31520261027 = …`: names; `kFiKa1VZ…`: an example
+        if any(p.search(text, max(0, start - 60), start) for p in (_NOT_SECRET_BEFORE, _ID_NAME_BEFORE, _DIGEST_NAME_BEFORE, _ARN_BEFORE)):
             continue
-        if _in_url_path(text, start) or _in_blob(text, start, end) or _decodes_to_text(core):
+        if _in_url_path(text, start, token) or _in_blob(text, start, end) or _decodes_to_text(core):
             continue
         near = text[max(0, start - 160) : end + 80].lower()
         kind = "aws_secret_key" if len(token) == 40 and any(w in near for w in _AWS_WORDS) else "high_entropy"

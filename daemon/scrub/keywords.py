@@ -8,10 +8,12 @@ or `auth` it must look random beyond doubt. Nothing here looks past the end of a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
-from daemon.scrub.shape import is_code, is_placeholder, literal_secret, looks_generated, looks_random, password_like, trie_regex
+from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
@@ -33,6 +35,8 @@ KEY_QUALIFIERS = frozenset(
     "management mgmt sdk rest partner merchant publishable".split()
 )
 _WEAK = frozenset("key auth sig signature hmac pat".split())
+# Tokens that are ids, cursors or counters (AWS's idempotency and pagination tokens).
+_NOT_SECRET_TOKENS = frozenset("change request idempotency next pagination continuation page cursor marker output input max sync client".split())
 
 
 def _words(name: str) -> list[str]:
@@ -47,6 +51,12 @@ def judge_name(name: str) -> str | None:
         return None
     tail, prev = words[-1], words[-2] if len(words) > 1 else ""
     joined = prev + tail
+    if "public" in words or "publishable" in words:
+        return None  # `publicKeyToken`, `LANGFUSE_PUBLIC_KEY`: published on purpose
+    if tail == "token" and prev in _NOT_SECRET_TOKENS:
+        return None  # `ChangeToken`, `NextToken`: an idempotency key, a cursor
+    if prev in ("hashed", "hash"):
+        return "very_random"  # `hashed_password`: a hash, which must at least look like one
     if tail in STRONG or joined in STRONG:
         return "literal"
     if tail == "key":
@@ -96,7 +106,7 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return not is_placeholder(value) and looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75)
     if need == "literal":
         return literal_secret(value, quoted, spaced, name)
-    if is_placeholder(value) or (not quoted and is_code(value, name)):
+    if is_placeholder(value) or (is_path(value) if quoted else is_code(value, name)):
         return False
     if need == "random":
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
@@ -108,18 +118,56 @@ def find_assignments(text: str, low: str) -> Iterator[Span]:
     for match in _ASSIGN.finditer(low):
         key_end = match.start("close")
         start = _name_start(text, match.start())
+        if text.startswith("//", start) and text[start - 1 : start] == ":":
+            continue  # `https://x-access-token:tok@host`: userinfo, which structure.py judges
         name = text[start:key_end].rsplit("/", 1)[-1].lstrip("$@.:-")
         need = judge_name(name)
         if need is None:
             continue
         vstart, vend, quoted = _value_at(text, match.end())
-        value = text[vstart:vend]
         op = match.group("op")
+        if start and text[start - 1] in "?&" and op == "=":  # a URL's query: the value ends at `&`
+            amp = text.find("&", vstart, vend)
+            vend = vend if amp < 0 else amp
+        value = text[vstart:vend]
+        if not quoted and _not_bound(text, op, match.end("op"), vend, start, value):
+            continue
+        if quoted and (text.startswith(("==", "!="), vend + 1) or text[max(0, start - 2) : start] in ('?"', "?'")):
+            continue  # `"session"===Z`, `?"reset_password":"signup"`: a comparison, a ternary
         spaced = op == "=" and text[match.start("op") - 1 : match.start("op")] in (" ", "\t") and not quoted
+        if name.lower() == "pass" and not password_like(value):
+            continue  # `{block:"error",pass:"success"}`: the English word, a status
         if value and judge_value(value, need, quoted, spaced, name, call=op == "("):
             kind = "aws_secret_key" if "aws" in name.lower() and "secret" in name.lower() else "assignment"
             yield vstart, vend, kind
     yield from _find_pairs(text, low)
+
+
+_PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z][A-Za-z']*(?:[ \t,.;:!?]|$)", re.M)
+
+
+def _not_bound(text: str, op: str, op_end: int, vend: int, start: int, value: str) -> bool:
+    """An unquoted value that the name does not hold: a type annotation with a default
+    (`credentials: OAuth2PasswordRequestForm = Depends()`), or a word of a sentence."""
+    if op == ":" and text[vend : vend + 3].lstrip(" \t").startswith("=") and not text[vend : vend + 4].lstrip(" \t").startswith("=="):
+        return True
+    if op == ":" or (op == "=" and text[op_end : op_end + 1] in (" ", "\t")):
+        core = value.rstrip(".,;:!?")
+        strong = len(core) >= 8 and classes(core) >= 3 and not re.search(r"(?:^|[\-_])[a-z]{4,}(?:$|[\-_])", core)
+        return _in_prose(text, start, vend) and not strong  # (`Base64-encoded credentials`)
+    return False
+
+
+def _in_prose(text: str, name_start: int, value_end: int) -> bool:
+    """`name: value` inside a sentence, not a field: "First pass: convert/validate non-keys",
+    "credentials: per-team METRICS logger". Words follow the value, or (for the English
+    word `pass`) come before the name on its line. (A value mixing three kinds of character
+    is still taken: "password: Xk2Tr0ub4dor and the user is bob".)"""
+    if _PROSE_AFTER.match(text, value_end):
+        return True
+    line_start = text.rfind("\n", 0, name_start) + 1
+    before = text[line_start:name_start].strip(" \t-#*/'\"{,")
+    return bool(before) and text[name_start : name_start + 5].lower() == "pass:" and before[-1:].isalpha()
 
 
 # A value whose name stands apart: `<password>…</password>`, a Kubernetes or ECS
@@ -209,7 +257,26 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
 _HEADER = re.compile(  # run over the lower-cased text
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[A-Za-z][\w\-]*)[ \t]+)?(?P<val>[A-Za-z0-9._~+/=\-:]{8,})"
 )
+# HTTP authentication schemes (IANA's registry and the common vendor ones).
+_SCHEMES = frozenset(
+    "basic bearer digest token negotiate ntlm hoba mutual vapid oauth dpop gnap privatetoken scram-sha-1 scram-sha-256 "
+    "aws4-hmac-sha256 hmac ssws splunk apikey api-key key sharedkey sharedaccesssignature sso-key klaviyo-api-key "
+    "genieKey dsn".lower().split()
+)
 _SCHEME = re.compile(r"(?:bearer|basic|ssws|splunk|token)[ \t]+(?P<val>[A-Za-z0-9._~+/=\-]{16,})")
+
+
+def _empty_basic(value: str) -> bool:
+    """Basic credentials that hold no secret: `user:` (no password), `user:pass`, or words
+    that are no base64 (`base64_encoded_creds`)."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except binascii.Error:  # not base64: words describing the credentials, or a token anyway
+        return not looks_generated(value, 12, allow_hex=True, words=0.6, floor=0.75)
+    except ValueError:
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon) and (not password or password.lower() in PLACEHOLDER_WORDS)
 
 
 def find_headers(text: str, low: str) -> Iterator[Span]:
@@ -217,7 +284,10 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
     if "authorization" in low:
         for m in _HEADER.finditer(low):
             value = text[m.start("val") : m.end("val")]
-            if not is_placeholder(value) and not value.startswith(("$", "<", "{", "%")) and (m.group("scheme") or looks_random(value, 12, True)):
+            scheme = m.group("scheme")
+            if scheme == "basic" and _empty_basic(value):
+                continue  # (and `Basic base64_encoded_creds`, which is no base64)
+            if not is_placeholder(value) and not is_reference(value) and (scheme in _SCHEMES or looks_random(value, 12, True)):
                 yield m.start("val"), m.end("val"), "auth_header"
     if "bearer" in low or "basic" in low or "ssws" in low or "splunk" in low or "token" in low:
         for m in _SCHEME.finditer(low):
@@ -248,6 +318,8 @@ def find_prose(text: str, low: str) -> Iterator[Span]:
             strong = m.group(0).lower().startswith("pass")
             for v in _PROSE_VERB.finditer(window):
                 value = v.group("val").rstrip(".,;:!?)]")
+                if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
+                    continue
                 if v.start() > 60:
                     break
                 if (password_like(value) if strong else looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)):

@@ -14,10 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-_DIGIT = re.compile(r"[0-9]")
-_LOWER = re.compile(r"[a-z]")
-_UPPER = re.compile(r"[A-Z]")
-_SYMBOL = re.compile(r"[^A-Za-z0-9]")
+_DIGIT, _LOWER, _UPPER, _SYMBOL = (re.compile(c) for c in ("[0-9]", "[a-z]", "[A-Z]", "[^A-Za-z0-9]"))
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_\-.~:]+$")
 # Runs that read like words: `Token`, `refresh`, `HTTP`. Random strings have few of them.
@@ -29,8 +26,21 @@ _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z]+[a-z]*)+$")
 _SPACED_LITERAL = re.compile(r"^[A-Za-z0-9!@#%^&_\-.~]+$")
 # `$TOKEN`, `${TOKEN}`, `${{ secrets.TOKEN }}`, `$(pass show x)`, `%(password)s`, `%TOKEN%`,
 # `{{ .Values.token }}`, `{password}`, `<password>`, `@Value`, `#{…}`, `%s`, `{}`.
-_REFERENCE = re.compile(r"^(?:\$|#|%[\w(]|%s$|\{|<|@|#\{|\(|\[REDACTED|![A-Za-z])|://")
-_PATHLIKE = re.compile(r"^(?:~?/|\.\.?/|[A-Za-z]:\\|\\\\)|\.(?:pem|key|json|txt|ya?ml|toml|env|cfg|conf|ini|p12|pfx|crt|der|pub|gpg|asc|age)$")
+# `os.environ/NAME` (LiteLLM's config), `process.env.NAME`, `env:NAME`.
+_REFERENCE = re.compile(r"^(?:\$|#|%[\w(]|%s$|\{|<|@|#\{|\(|\[REDACTED|![A-Za-z]|(?:os\.environ|process\.env|env)[./:\[])|://")
+# An expression: optional chaining, `??`, `&&`, `||`, a ternary (`x?o:null`), a format (`%s`).
+_EXPRESSION = re.compile(
+    r"\?\.|\?\?|&&|\|\||^[\w.]+\?[\w.]+:[\w.]+$|%[sdr](?![A-Za-z0-9])|^:[a-z]+:"  # `:py:class:` (a Sphinx role)
+    r"|^[A-Za-z_$][\w$]*=(?:null|undefined|void 0|true|false|!0|!1|\[\]|\{\}|\"\"|'')$"  # `r=null`: a default
+)
+# A snake_case name (`s3_connection`): code when it stands unquoted after ` = `.
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+$")
+# `NEO4J_PASSWORD`, `_sa_default`: a constant's name, a sentinel.
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^_+[a-z]+(?:_[a-z]+)*$")
+_PATHLIKE = re.compile(
+    r"^(?:~?/|\.\.?/|[A-Za-z]:\\|\\\\)|\.(?:pem|key|json|txt|ya?ml|toml|env|cfg|conf|ini|p12|pfx|crt|der|pub|gpg|asc|age)$"
+    r"|^[\w.\-]+(?:/[\w.\-]+)+\.[A-Za-z][A-Za-z0-9]{0,4}$"  # `my-app/5026-stage.war`: an object's key
+)
 TYPE_WORDS = frozenset(
     "str string int integer bool boolean bytes bytearray number float double any unknown object none null "
     "undefined optional list dict tuple set secretstr secretbytes char varchar text void never record "
@@ -41,9 +51,19 @@ PLACEHOLDER_WORDS = frozenset(
     "changeme change_me changeit example sample dummy fake test testing redacted hidden masked "
     "placeholder replace_me replaceme todo fixme tbd xxx yyy foo bar baz qux empty blank default "
     "mypassword mysecret mytoken yourpassword yoursecret yourtoken secretkey secret_key accesskey "
-    "hunter2 letmein admin root user username guest demo sekret s3cret p4ssw0rd passw0rd".split()
+    "hunter2 letmein admin root user username guest demo sekret s3cret p4ssw0rd passw0rd tiger anything "
+    "whatever unused ignored none not-needed not-used no-key include omit same-origin ollama".split()
 )
-_PLACEHOLDER_PARTS = ("your", "xxxx", "****", "....", "…", "placeholder", "changeme", "replace", "dummy", "example", "insert", "redacted", "<", ">")
+_PLACEHOLDER_PARTS = ("your", "xxxx", "***", "...", "…", "placeholder", "changeme", "replace", "dummy", "example", "insert", "redacted", "deadbeef", "<", ">")
+# Words that say what a value is for or that it is not real: a value made of nothing but
+# words and small numbers with one of these in it is a label (`new-access`, `base-key`,
+# `secret-for-test`, `serve-e2e-password`, `PassWordMustBeAtLeast6Chars`), not a secret.
+_SELF_WORDS = frozenset(
+    "password passwd pass pwd word secret token key test testing fake mock mocked dummy demo sample example "
+    "invalid wrong bad access refresh default".split()
+)
+_LABEL = re.compile(r"^(?:[A-Za-z]+|[A-Za-z0-9]{1,3})(?:[\-_.](?:[A-Za-z]+|[A-Za-z0-9]{1,3}))+$|^(?P<word>[A-Za-z]+)[0-9]{1,4}$")
+_FLOAT = re.compile(r"^[+\-]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]+)?[eE][+\-]?[0-9]+)$")
 
 # A version or a version range (`^4.0.0`, `~1.2`, `>=2.0.0-rc.1`, `v1.18.33`): the value of a
 # dependency named `@octokit/auth-token` in a lockfile, never a secret.
@@ -115,6 +135,11 @@ def looks_random(value: str, min_len: int = 20, allow_hex: bool = False, words: 
     return _sequential_share(value) <= 0.3
 
 
+def is_reference(value: str) -> bool:
+    """`$TOKEN`, `${{ secrets.X }}`, `os.environ/NAME`, `<token>`, `%(password)s`: a value named, not given."""
+    return bool(_REFERENCE.search(value))
+
+
 def is_path(value: str) -> bool:
     """`/etc/app/token`, `./key.pem`, `C:\\keys`; not base64 that happens to start with `/`
     (a path has no `+`, no `=` padding, and reads as words between its slashes)."""
@@ -126,7 +151,19 @@ def is_path(value: str) -> bool:
 
 
 def is_version(value: str) -> bool:
-    return bool(_VERSION.match(value))
+    """A version, a version range or a decimal number (`^4.0.0`, `2.5e-06`)."""
+    return bool(_VERSION.match(value) or _FLOAT.match(value))
+
+
+def is_label(value: str) -> bool:
+    """Words and small numbers joined by `-`, `_` or `.`, one of them a word that names a
+    secret or a test (`new-access`, `lin_oauth_SECRET_TOKEN_VALUE`), or such a word and a
+    number (`password123`). (`Hunter2Secret` is no label: nothing joins its words.)"""
+    m = _LABEL.match(value)
+    if not m:
+        return False
+    words = [m.group("word")] if m.group("word") else re.split(r"[\-_.]", value)
+    return any(word.lower() in _SELF_WORDS for word in words)
 
 
 # A vendor's prefix before a generated body: `zrb_live_`, `qx-`, `acme_sk_`.
@@ -152,8 +189,10 @@ def is_placeholder(value: str) -> bool:
         return True
     if len(low) < 10 and any(w in low for w in ("pass", "secret", "test", "token")):  # `badpass`, `test123`
         return True
-    if bare.startswith("<") and bare.endswith(">"):
-        return True
+    if low.isalpha() and low.isascii() and any(w in low for w in ("password", "passwd", "token", "secret")):
+        return True  # `mynewpassword`, `tokenstring`: words, one naming what the value stands for
+    if bare.startswith("<") and bare.endswith(">") or is_label(bare) or bare.endswith(("...", "…")):
+        return True  # (`eyJhbGciOiJIUzI1NiIsInR5cCI6...`: an example cut short)
     parts = [part for part in _PLACEHOLDER_PARTS if part in low]
     parts += [p for p in _PLACEHOLDER_STARTS if low.startswith(p)]
     if not parts:
@@ -163,24 +202,27 @@ def is_placeholder(value: str) -> bool:
     for part in parts:
         low = low.replace(part, "")
     rest = re.sub(r"[^a-z0-9]", "", low)
-    return len(rest) < 12 or not _DIGIT.search(rest)
+    # (What is left of `test-secret-0123456789abcdef0123456789` counts up: no secret either.)
+    return len(rest) < 12 or not _DIGIT.search(rest) or _sequential_share(rest) >= 0.5
 
 
 def is_code(value: str, key: str = "") -> bool:
     """True when an unquoted `value` reads as code: a reference, call, attribute, type or path."""
     if not value:
         return True
-    if _REFERENCE.search(value) or is_path(value):
+    if _REFERENCE.search(value) or is_path(value) or _EXPRESSION.search(value):
         return True
     if any(c in value for c in "()[]{}") and not looks_random(value, 16):
         return True
-    low = value.lower().rstrip(",;")
+    low = value.lower().rstrip(",;.")
     if low in TYPE_WORDS or low.rstrip("?|") in TYPE_WORDS:
         return True
     if _DOTTED.match(value) and not _DIGIT.search(value):
         return True
     if key and _norm(value) and _norm(value) in _norm(key) or (key and _norm(key) in _norm(value)):
         return True
+    if _CONSTANT.match(value) or _IDENTIFIER.match(value) and _CAMEL_HUMP.search(value) and word_share(value) >= 0.75:
+        return True  # `NEO4J_PASSWORD`, `OAuth2PasswordRequestForm`
     if _IDENTIFIER.match(value) and not _DIGIT.search(value):
         # A plain identifier: `getpass`, `api_key`, `SecretStr`, `DEFAULT_TOKEN`. A long run of
         # lower-case letters with no separator could be a pass phrase, so it stays a candidate.
@@ -208,15 +250,21 @@ def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> boo
     if len(value) < 6 or is_placeholder(value) or is_version(value):
         return False
     if quoted:
-        if re.search(r"\s", value) or _REFERENCE.search(value) or "{{" in value or "%s" in value or "{}" in value:
+        if re.search(r"\s", value) or _REFERENCE.search(value) or "%s" in value or re.search(r"\{[\w.]*\}", value):
+            return False  # (a template: `{{ token }}`, `?{creds.sas_token}`, `{}`)
+        if _CONSTANT.match(value):
             return False
         if is_path(value) or (value.isupper() and not _DIGIT.search(value)):
             return False
-        if not _DIGIT.search(value) and _CAMEL_WORDS.match(value):  # `challengePassword`, `IAmSensitive`
-            return False
+        if not _DIGIT.search(value) and (_CAMEL_WORDS.match(value) or _DOTTED.match(value)):
+            return False  # `challengePassword`, `IAmSensitive`, `DistributionList.NextMarker`
+        if ("[" in value and "]" in value or "," in value and re.search(r"[()]", value)) and not looks_random(value, 16):
+            return False  # `Jobs[-1].JobId`, `,e),h.f.fromError(d(` (minified code between quotes)
         return not (key and _norm(value) in _norm(key))
     if is_code(value, key):
         return False
+    if spaced and _SNAKE.match(value) and max(len(part) for part in value.split("_")) < 16:
+        return False  # `secret_key = s3_connection` (a long random part is a vendor's token)
     if spaced and not looks_random(value, 16, words=0.6) and not (_SPACED_LITERAL.match(value) and _DIGIT.search(value) and re.search(r"[A-Za-z]", value)):
         # `password = getpass_for_user`, `token = 1*tchar`: with spaces round `=` and no
         # quotes this is code, unless it is a word of letters and digits (an INI file).

@@ -60,25 +60,28 @@ def find_url_credentials(text: str) -> Iterator[Span]:
     """`scheme://user:password@host`, and a token standing alone as the user (`https://<token>@…`)."""
     for m in _URL.finditer(text):
         password, user = m.group("pw"), m.group("user")
-        if password and "/" in password and (password.split("/", 1)[0].isdigit() or not looks_random(password, 16, allow_hex=True, words=0.6)):
+        if password and "/" in password and not looks_random(password, 16, allow_hex=True, words=0.6):
             continue
         if password:
             if (
                 not is_placeholder(password)
-                and not password.startswith(("$", "%", "{", "[REDACTED"))
+                and not password.startswith(("$", "%", "{", "[", "<"))  # `[password]`, `<pw>`
                 and len(password) >= 3
                 and "%20" not in password
                 and not (password.isdigit() and len(password) <= 5)  # `host:port@` in a bad URL
                 and not re.match(r"[0-9]{1,5},", password)  # `h1:port,h2:port`: hosts, not userinfo
+                and password != user  # `postgres:postgres@localhost`: a default anyone guesses
             ):
                 yield m.start("pw"), m.end("pw"), "url_credentials"
         elif user and looks_random(user, 16, allow_hex=True):
             yield m.start("user"), m.end("user"), "url_credentials"
 
 
-# (run over the lower-cased text) `machine h login u password p` on one line, or a
+# (run over the lower-cased text) `machine h login u password p` on one line (starting it, or
+# quoted or echoed, in netrc's grammar: "the default user has no password until" is a
+# sentence), or a
 # `password p` line of a multi-line entry.
-_NETRC = re.compile(r"(?:machine|default)[ \t][^\n]*?[ \t]password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+_NETRC = re.compile(r"(?:^[ \t]*|[\"'`]|echo[ \t]+)(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
