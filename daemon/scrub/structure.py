@@ -77,11 +77,10 @@ def find_url_credentials(text: str) -> Iterator[Span]:
             yield m.start("user"), m.end("user"), "url_credentials"
 
 
-# (run over the lower-cased text) `machine h login u password p` on one line (starting it, or
-# quoted or echoed, in netrc's grammar: "the default user has no password until" is a
-# sentence), or a
+# (run over the lower-cased text) `machine h login u password p` on one line, in netrc's
+# grammar ("the default user has no password until" is a sentence), or a
 # `password p` line of a multi-line entry.
-_NETRC = re.compile(r"(?:^[ \t]*|[\"'`]|echo[ \t]+)(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+_NETRC = re.compile(r"(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
@@ -101,11 +100,12 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
                 yield m.start(group), m.start(group) + len(value), "netrc_password"
     seen = -1
     for port in _PGPASS_PORT.finditer(text):
-        line_start = text.rfind("\n", 0, port.start()) + 1
-        if line_start == seen:
+        # The word holding `:port:` (a line of its own, or quoted in a sentence).
+        word_start = max(text.rfind(c, 0, port.start()) for c in " \t\n\"'`") + 1
+        if word_start == seen:
             continue
-        seen = line_start
-        line_end = text.find("\n", port.end())
-        m = _PGPASS.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
-        if m and not _MAC.match(text, line_start) and not is_placeholder(m.group("val")) and not m.group("val").startswith(("$", "[REDACTED")):
+        seen = word_start
+        word_end = min((i for i in (text.find(c, port.end()) for c in " \t\n\"'`") if i >= 0), default=len(text))
+        m = _PGPASS.fullmatch(text, word_start, word_end)
+        if m and not _MAC.match(text, word_start) and not is_placeholder(m.group("val")) and not m.group("val").startswith(("$", "[REDACTED")):
             yield m.start("val"), m.end("val"), "pgpass_password"
