@@ -227,6 +227,8 @@ FOUND_ON_OTHER_PACKAGES = [
     ' publicKeyToken="1fc8b3b9a1e18e3b"></assemblyIdentity>',
     ' "MasterUserPassword": "mynewpassword",',
     " - x-mcp-deepwiki-authorization: Basic base64_encoded_creds",
+    '              "DiskId": "pci-0000:03:00.0-scsi-0:0:1:0",',
+    "    IPv6 loopback ``0:0:0:0:0:0:0:1``.",
 ]
 
 
@@ -244,6 +246,8 @@ STILL_CAUGHT += [
     ("machine git.acme.io login deploy password Xk2Tr0ub4dor", "Xk2Tr0ub4dor"),
     ('echo "machine git.acme.io login deploy password Xk2Tr0ub4dor" >> ~/.netrc', "Xk2Tr0ub4dor"),
     ("DB_PASSWORD = Xk2Tr0ub4dor_42", "Xk2Tr0ub4dor_42"),
+    ("Found it in the config. db.internal:5432:app:app_user:Xk2Tr0ub4dorQ9zLm3Pw", "Xk2Tr0ub4dorQ9zLm3Pw"),
+    ("Found it. machine api.heroku.com login me@example.com password 0123abcd4567ef890123abcd4567ef89", "0123abcd4567ef890123abcd4567ef89"),
 ]
 
 

@@ -107,5 +107,7 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
         seen = word_start
         word_end = min((i for i in (text.find(c, port.end()) for c in " \t\n\"'`") if i >= 0), default=len(text))
         m = _PGPASS.fullmatch(text, word_start, word_end)
+        if m and re.fullmatch(r"[0-9a-fA-F:.]+", m.group("val")) and (":" in m.group("val") or len(m.group("val")) <= 4):
+            continue  # `0:0:0:0:0:0:0:1`, `scsi-0:0:1:0`: an address, no password
         if m and not _MAC.match(text, word_start) and not is_placeholder(m.group("val")) and not m.group("val").startswith(("$", "[REDACTED")):
             yield m.start("val"), m.end("val"), "pgpass_password"
