@@ -229,6 +229,8 @@ FOUND_ON_OTHER_PACKAGES = [
     " - x-mcp-deepwiki-authorization: Basic base64_encoded_creds",
     '              "DiskId": "pci-0000:03:00.0-scsi-0:0:1:0",',
     "    IPv6 loopback ``0:0:0:0:0:0:0:1``.",
+    "        ipv6 = ip_interface('2001:658:22a:cafe:200::1/64')",
+    '        """Set default password for encrypted files."""',
 ]
 
 

@@ -78,11 +78,13 @@ def find_url_credentials(text: str) -> Iterator[Span]:
 
 
 # (run over the lower-cased text) `machine h login u password p` on one line, in netrc's
-# grammar ("the default user has no password until" is a sentence), or a
+# grammar ("the default user has no password until", "set default password for" are
+# sentences), or a
 # `password p` line of a multi-line entry.
-_NETRC = re.compile(r"(?:machine[ \t]+\S+|default)(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+_NETRC = re.compile(r"(?<![a-z])(?:machine[ \t]+\S+(?:[ \t]+(?:login|account|port)[ \t]+\S+)*|default(?:[ \t]+(?:login|account|port)[ \t]+\S+)+)[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
+_PGPASS_WORD = re.compile(r"(?:(?:[A-Za-z0-9\-]+\.)+[A-Za-z][A-Za-z0-9\-]*|localhost|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z_][\w.\-]*|\*):(?:[A-Za-z_][\w.@\-]*|\*):(?P<val>\S+)")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
 
 
@@ -100,14 +102,20 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
                 yield m.start(group), m.start(group) + len(value), "netrc_password"
     seen = -1
     for port in _PGPASS_PORT.finditer(text):
-        # The word holding `:port:` (a line of its own, or quoted in a sentence).
+        # A line of its own, or a word of a sentence whose host reads as one (`db.internal`,
+        # `localhost`): `2001:658:22a:cafe:200::1` is an IPv6 address, not an entry.
+        line_start = text.rfind("\n", 0, port.start()) + 1
         word_start = max(text.rfind(c, 0, port.start()) for c in " \t\n\"'`") + 1
         if word_start == seen:
             continue
         seen = word_start
-        word_end = min((i for i in (text.find(c, port.end()) for c in " \t\n\"'`") if i >= 0), default=len(text))
-        m = _PGPASS.fullmatch(text, word_start, word_end)
-        if m and re.fullmatch(r"[0-9a-fA-F:.]+", m.group("val")) and (":" in m.group("val") or len(m.group("val")) <= 4):
+        line_end = text.find("\n", port.end())
+        m = _PGPASS.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
+        if not m and word_start > line_start:
+            word_end = min((i for i in (text.find(c, port.end()) for c in " \t\n\"'`") if i >= 0), default=len(text))
+            m = _PGPASS_WORD.fullmatch(text, word_start, word_end)
+        if not m or _MAC.match(text, m.start()) or is_placeholder(m.group("val")) or m.group("val").startswith(("$", "[REDACTED")):
+            continue
+        if re.fullmatch(r"[0-9a-fA-F:.]+", m.group("val")) and (":" in m.group("val") or len(m.group("val")) <= 4):
             continue  # `0:0:0:0:0:0:0:1`, `scsi-0:0:1:0`: an address, no password
-        if m and not _MAC.match(text, word_start) and not is_placeholder(m.group("val")) and not m.group("val").startswith(("$", "[REDACTED")):
-            yield m.start("val"), m.end("val"), "pgpass_password"
+        yield m.start("val"), m.end("val"), "pgpass_password"
