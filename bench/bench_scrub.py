@@ -7,8 +7,9 @@ Corpora: the interpreter's standard library source (`stdlib`), the installed pac
 this interpreter (`packages`: sources, METADATA, RECORD files), a real lockfile (`lockfile`:
 --lockfile, or a package-lock.json npm resolves for two dozen popular packages, built once
 under bench/out/), and this repository's `git log -p` (`gitlog`: messages and the diffs of
-everything but tests/; `gitlog-tests`: the diffs of tests/, which plant fake credentials on
-purpose, so their redactions are expected). Each is cut at --mb megabytes.
+everything but tests/ and the scrubber's own sources; `gitlog-tests`: those diffs, which
+plant or quote fake credentials on purpose, so their redactions are expected). Each is cut
+at --mb megabytes.
 Every redaction is a false-positive candidate (these texts hold no live credential); the
 figures are redactions per MB and MB per CPU second, and the most frequent redactions by
 kind, the characters before them and the shape of the value (`[a-z0-9]{24}`), never the
@@ -86,9 +87,10 @@ def lockfile() -> Iterator[tuple[str, str]]:
 
 
 # Tests plant fake credentials on purpose (the scrubber's catalogue, the leak tests of every
-# part), as did this benchmark's warm-up line once: their diffs are a corpus of their own
+# part), the scrubber's own sources quote them in comments ("the password is hunter2xyz"),
+# as did this benchmark's warm-up line once: their diffs are a corpus of their own
 # (`gitlog-tests`), whose redactions are expected; `gitlog` is the rest of the history.
-PLANTED = re.compile(r"^(?:tests/|bench/bench_scrub\.py$)")
+PLANTED = re.compile(r"^(?:tests/|daemon/scrub(?:/|\.py$)|bench/bench_scrub\.py$)")
 
 
 def _log_chunks() -> Iterator[tuple[str, str]]:
