@@ -16,7 +16,13 @@ from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
-from daemon.capture.distill.supersede import Superseded, find_superseded, render_attempt, retraction_scope
+from daemon.capture.distill.supersede import (
+    Superseded,
+    find_superseded,
+    render_attempt,
+    retraction_scope,
+    user_retraction_scope,
+)
 from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
@@ -168,13 +174,15 @@ def _explains(note: _Note, sentence: str) -> bool:
 def _diagnoses(note: _Note, turns: list[Turn], lifted: set[str]) -> None:
     """What the agent said just before a change that held: the reason for it, a finding (one a turn).
 
-    A change whose turn later says it did not help explains nothing, so it is left out.
+    A change that its turn, or the user's next request, says did not help explains nothing: left out.
     """
-    for turn in turns:
+    for number, turn in enumerate(turns):
         steps = turn.steps
+        reported = number + 1 < len(turns) and any(
+            user_retraction_scope(s) for ask in turns[number + 1].asked for s in sentences(ask, lead_ins=True))
         for index, step in enumerate(steps[:-1]):
             changes = steps[index + 1].kind == "tool" and steps[index + 1].tool.lower() in _CHANGE_TOOLS
-            if step.kind != "text" or not changes or _retracted_after(steps[index + 1 :]):
+            if step.kind != "text" or not changes or reported or _retracted_after(steps[index + 1 :]):
                 continue
             found = [s for s in sentences(step.text) if _explains(note, s) and not is_lifted(s, lifted)
                      and cues.kind_of(s) in (None, cues.FINDING) and not _ACTIONS_DONE.search(s)]
