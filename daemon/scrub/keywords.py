@@ -172,9 +172,11 @@ def _in_prose(text: str, name_start: int, value_end: int) -> bool:
 
 # A value whose name stands apart: `<password>…</password>`, a Kubernetes or ECS
 # environment entry (`- name: X_TOKEN` then `value: …`, `{"name": "X_TOKEN", "value": "…"}`).
-_ELEMENT = re.compile(r"<(?P<name>[a-z_][\w.\-:]*)>[ \t]*(?P<val>[^<\s]{6,200})[ \t]*</(?P=name)>")
+# (The name must hold a secret's word, so that the engine gives up early on other tags.)
+_SECRET_WORD = r"(?:pass|pwd|secret|token|key|auth|cred)"
+_ELEMENT = re.compile(rf"<(?P<name>[\w.\-:]*{_SECRET_WORD}[\w.\-:]*)>[ \t]*(?P<val>[^<\s]{{6,200}})[ \t]*</(?P=name)>")
 _PAIR = re.compile(
-    r"[\"']?name[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w.\-]+)[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+    rf"name[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w.\-]*{_SECRET_WORD}[\w.\-]*)[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
     r"[\"']?value[\"']?[ \t]*[:=][ \t]*"
 )
 

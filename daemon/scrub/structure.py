@@ -105,14 +105,16 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
         # A line of its own, or a word of a sentence whose host reads as one (`db.internal`,
         # `localhost`): `2001:658:22a:cafe:200::1` is an IPv6 address, not an entry.
         line_start = text.rfind("\n", 0, port.start()) + 1
-        word_start = max(text.rfind(c, 0, port.start()) for c in " \t\n\"'`") + 1
+        line_end = text.find("\n", port.end())
+        line_end = len(text) if line_end < 0 else line_end
+        word_start = max(text.rfind(c, line_start, port.start()) for c in " \t\"'`") + 1
+        word_start = max(word_start, line_start)
         if word_start == seen:
             continue
         seen = word_start
-        line_end = text.find("\n", port.end())
-        m = _PGPASS.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
+        m = _PGPASS.fullmatch(text, line_start, line_end)
         if not m and word_start > line_start:
-            word_end = min((i for i in (text.find(c, port.end()) for c in " \t\n\"'`") if i >= 0), default=len(text))
+            word_end = min((i for i in (text.find(c, port.end(), line_end) for c in " \t\"'`") if i >= 0), default=line_end)
             m = _PGPASS_WORD.fullmatch(text, word_start, word_end)
         if not m or _MAC.match(text, m.start()) or is_placeholder(m.group("val")) or m.group("val").startswith(("$", "[REDACTED")):
             continue
