@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import httpx
 import structlog
@@ -255,10 +255,24 @@ class ModelDistiller:
 
     def _attempt(self, body: dict[str, Any], key: str) -> httpx.Response:
         """One request; sort any failure into retry, stop-the-pass, or fail-this-session."""
+        response = self._request(body, key)
+        status = response.status_code
+        if (status >= 500 and status != 503) or status == 408:
+            raise self._server_failed(_Retry(f"HTTP {status} ({redact(_server_message(response))})"), key)
+        if status < 300:
+            self._check_answer(response, key)
+        if status != 503:
+            self.faults.answered()  # the server answered: whatever it said, it is up
+        if status < 300:
+            return response
+        self._refused(response, key)
+
+    def _request(self, body: dict[str, Any], key: str) -> httpx.Response:
+        """Send one request; a transport failure counts against the server."""
         if self._cancelled:
             raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown")
         try:
-            response = self._send(body, key)
+            return self._send(body, key)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise self._server_failed(_Retry(f"cannot connect ({type(exc).__name__}: {exc})", unreachable=True), key) from exc
         except httpx.TimeoutException as exc:
@@ -270,22 +284,21 @@ class ModelDistiller:
             if not self._cancelled:
                 raise
             raise StopPass("memoryd is stopping: model calls cancelled", reason="shutdown") from exc
+
+    def _check_answer(self, response: httpx.Response, key: str) -> None:
+        """A 2xx that is not JSON, or not an answer at all, is the server's fault, not the session's."""
         status = response.status_code
-        if (status >= 500 and status != 503) or status == 408:
-            raise self._server_failed(_Retry(f"HTTP {status} ({redact(_server_message(response))})"), key)
-        if status < 300:
-            # A 200 that is not JSON, or not an answer at all, is the server's fault, not the session's.
-            try:
-                data = response.json()
-            except ValueError:
-                excerpt = redact(" ".join(response.text.split())[:80])
-                raise self._server_failed(_Retry(f"HTTP {status} with malformed JSON ({excerpt!r})"), key) from None
-            if (wrong := self._not_an_answer(data)) is not None:
-                raise self._server_failed(_Retry(f"HTTP {status} with JSON that is no answer ({wrong})"), key)
-        if status != 503:
-            self.faults.answered()  # the server answered: whatever it said, it is up
-        if status < 300:
-            return response
+        try:
+            data = response.json()
+        except ValueError:
+            excerpt = redact(" ".join(response.text.split())[:80])
+            raise self._server_failed(_Retry(f"HTTP {status} with malformed JSON ({excerpt!r})"), key) from None
+        if (wrong := self._not_an_answer(data)) is not None:
+            raise self._server_failed(_Retry(f"HTTP {status} with JSON that is no answer ({wrong})"), key)
+
+    def _refused(self, response: httpx.Response, key: str) -> NoReturn:
+        """Raise what a 4xx or a 503 means: stop the pass, retry, or fail this session."""
+        status = response.status_code
         detail = redact(_server_message(response))
         if status in (401, 403):
             raise StopPass(self._auth_message(status, detail), reason="auth")
