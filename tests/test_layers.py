@@ -163,3 +163,23 @@ def test_no_two_modules_import_each_other():
 def test_the_circle_check_finds_a_circle():
     graph = {("a",): {("b",)}, ("b",): {("c",)}, ("c",): {("a",)}, ("d",): {("a",)}}
     assert circles(graph) == [{("a",), ("b",), ("c",)}]
+
+
+#: A module a newcomer can read in one sitting, a function that fits on a screen.
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+
+
+def test_modules_and_functions_stay_small() -> None:
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        name = path.relative_to(PACKAGE.parent)
+        if (lines := len(source.splitlines())) > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {lines} lines (at most {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(source, filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines (at most {MAX_FUNCTION_LINES})")
+    assert not too_long, "split these:\n" + "\n".join(too_long)
