@@ -22,6 +22,7 @@ import socketserver
 import sqlite3
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -44,8 +45,55 @@ MAX_DIR = 4096  # PATH_MAX: a longer dir is no folder
 REQUEST_DEADLINE_S = 10.0
 
 
+class _Deadlines:
+    """Cuts off requests that outlive their deadline, from one thread for all of them.
+
+    A timer thread per request would cost a thread start on every session's first step;
+    here a request only registers. The reaper sleeps while nothing is registered and, while
+    requests come and go, looks every tenth of a deadline, so a request is cut off at
+    most 10 % after its deadline."""
+
+    def __init__(self) -> None:
+        self._active: dict[Any, float] = {}  # handler -> monotonic deadline
+        self._wake = threading.Condition()
+        self._idle = True  # the reaper waits for a registration, not for a time
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def add(self, handler: Any, seconds: float) -> None:
+        with self._wake:
+            self._active[handler] = time.monotonic() + seconds
+            self._interval = seconds / 10
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._reap, name="memoryd-socket-deadline", daemon=True)
+                self._thread.start()
+            elif self._idle:
+                self._wake.notify()
+
+    def remove(self, handler: Any) -> None:
+        with self._wake:
+            self._active.pop(handler, None)
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+
+    def _reap(self) -> None:
+        with self._wake:
+            while not self._stopped:
+                self._idle = not self._active
+                self._wake.wait(None if self._idle else self._interval)
+                now = time.monotonic()
+                late = [handler for handler, deadline in self._active.items() if deadline <= now]
+                for handler in late:
+                    del self._active[handler]
+                    handler.expire()
+
+
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     context_server: ContextServer
+    deadlines: _Deadlines
     daemon_threads = True
     allow_reuse_address = False
     request_queue_size = 128  # many sessions starting at once must not see EAGAIN
@@ -96,6 +144,7 @@ class ContextServer:
             try:
                 server = _Server(str(path), _Handler)
                 server.context_server = self
+                server.deadlines = _Deadlines()
             finally:
                 os.umask(old_umask)
         except OSError as exc:
@@ -114,6 +163,7 @@ class ContextServer:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.deadlines.stop()
             self._server = None
         if self.path is not None:
             self.path.unlink(missing_ok=True)
@@ -216,14 +266,11 @@ class _Handler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         """One request within `deadline_s`; past it the connection is shut and dropped."""
         self._expired = False
-        timer = threading.Timer(self.server.context_server.deadline_s, self._expire)
-        timer.name = "memoryd-socket-deadline"
-        timer.daemon = True
-        timer.start()
+        self.server.deadlines.add(self, self.server.context_server.deadline_s)
         try:
             super().handle_one_request()
         finally:
-            timer.cancel()
+            self.server.deadlines.remove(self)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # http.server answers an unknown method with 501; it is the client's mistake.
@@ -231,7 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
             code, message = 405, f"method {self.command!r} not allowed: GET /context, POST /idle"
         super().send_error(code, message, explain)
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """The deadline passed (called by the reaper): shut the connection."""
         self._expired = True
         self.close_connection = True
         try:
