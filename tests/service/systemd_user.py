@@ -266,7 +266,8 @@ def install_memoryd(manager: UserManager, repo: Path) -> Path:
     """Give the user a venv whose `memoryd` runs this checkout; return that script's path.
 
     The venv sees this checkout and our installed dependencies through a .pth file when
-    the user can read them, else through copies (a checkout under /root is not readable);
+    the user can read them and the unit can see them, else through copies (a checkout
+    under /root is not readable, one under /tmp is hidden by PrivateTmp);
     nothing is downloaded. It lives in the user's home, where the unit can see it.
     """
     import site
@@ -280,7 +281,9 @@ def install_memoryd(manager: UserManager, repo: Path) -> Path:
     packages = venv / "lib" / version / "site-packages"
     sources = [str(repo), *site.getsitepackages()]
     probe = manager.as_user(python, "-c", f"import sys; sys.path[:0] = {sources!r}; import daemon, pydantic, watchdog")
-    if probe.returncode != 0:
+    # The unit's PrivateTmp=yes hides /tmp and /var/tmp: a checkout there must be copied too.
+    hidden = any(Path(source).is_relative_to(tmp) for source in sources for tmp in ("/tmp", "/var/tmp"))
+    if probe.returncode != 0 or hidden:
         copies = home / "memoryd-code"
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "pip", "pip-*", "_pytest", "pytest*")
         shutil.copytree(repo / "daemon", copies / "daemon", ignore=ignore, dirs_exist_ok=True)
