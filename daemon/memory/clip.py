@@ -18,6 +18,12 @@ _HEADING = re.compile(r"(?m)^\s*#.*$")  # a note's section names are not its con
 _QUOTE = re.compile(r"(?m)^\s*>+\s*")
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut where the limit falls ("…" marks a cut): for
+    titles and table cells, where a boundary is not worth the room."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + ELLIPSIS
+
+
 def clip_text(text: str, limit: int) -> str:
     """Return `text` (one line) within `limit` characters, cut where a reader expects it.
 

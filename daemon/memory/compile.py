@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from daemon.files import FILE_MODE, write_if_changed
 from daemon.memory.category_index import (
     _INDEX_HEADER_START,
-    INDEX_HEADER,
     Compilable,
     _link_target,
     _link_text,
@@ -28,6 +27,7 @@ from daemon.memory.category_index import (
     render_category_index,
     splice_category_index,
 )
+from daemon.memory.clip import cut
 from daemon.memory.roots import HIDDEN_PREFIX, INDEX_FILE, MemoryRoot
 from daemon.memory.tree import Problem, log_problem
 
@@ -71,10 +71,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def describe_category(category: str, tag_counts: Mapping[str, int]) -> str:
     """Return a category's description: the conventional one, else its three commonest tags."""
     known = CATEGORY_DESCRIPTIONS.get(category)
@@ -100,7 +96,7 @@ def render_registry(summary: Mapping[str, tuple[int, str]]) -> str:
     for category in sorted(filled, key=lambda c: (c.casefold(), c)):
         count, description = filled[category]
         link = f"[{_link_text(category)}]({_link_target(category + '/' + INDEX_FILE)})"
-        lines.append(f"| {_cell(link)} | {count} | {_cell(_shorten(description, DESCRIPTION_CELL_CHARS))} |")
+        lines.append(f"| {_cell(link)} | {count} | {_cell(cut(description, DESCRIPTION_CELL_CHARS))} |")
     return "\n".join(lines)
 
 
@@ -120,7 +116,7 @@ def render_routing(memories: Iterable[Compilable]) -> str:
         return "\n".join(lines)
     lines += ["| Scenario | Read |", "| --- | --- |"]
     for scenario, memory in rows:
-        lines.append(f"| {_cell(_shorten(scenario, DESCRIPTION_CELL_CHARS))} | {_cell(_memory_link(memory))} |")
+        lines.append(f"| {_cell(cut(scenario, DESCRIPTION_CELL_CHARS))} | {_cell(_memory_link(memory))} |")
     return "\n".join(lines)
 
 

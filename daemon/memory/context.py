@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.memory import relevance
-from daemon.memory.clip import clip_text, readable
+from daemon.memory.clip import clip_text, cut, readable
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
@@ -92,10 +92,6 @@ def _neutral(text: str) -> str:
     return " ".join(text.split())
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
-
-
 def _day(memory: Memory) -> str:
     return memory.newest.strftime("%Y-%m-%d")
 
@@ -105,11 +101,11 @@ def _rule_line(memory: Memory) -> str:
     description = _neutral(memory.description)
     if description and description.casefold() != text.casefold():
         text = f"{text}: {description}"
-    return f"- {_clip(text, RULE_CHARS)} (id {memory.id})"
+    return f"- {cut(text, RULE_CHARS)} (id {memory.id})"
 
 
 def _inventory_line(memory: Memory) -> str:
-    title = _clip(_neutral(memory.title), 80)
+    title = cut(_neutral(memory.title), 80)
     rule = ", hard rule" if memory.hard_rule else ""
     return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
 
@@ -235,7 +231,7 @@ def render_routing(
     lines: list[str] = []
     used = 0
     for number, (scenario, path, mid) in enumerate(ordered):
-        line = f"- {_clip(scenario, 120)} → {path} (id {mid})"
+        line = f"- {cut(scenario, 120)} → {path} (id {mid})"
         rest = len(rows) - number - 1
         reserve = 60 if rest else 0
         if used + len(line) + 1 + reserve > budget:
@@ -251,7 +247,7 @@ def _preview_line(hit: relevance.Scored, each: int) -> str:
     first, unless the body starts with it), cut at a sentence or word."""
     memory = hit.hit.memory
     title = _neutral(memory.title)
-    head = f"- [{_neutral(memory.kind) or 'note'}] {_clip(title, 100)} ({_day(memory)}, id {memory.id}): "
+    head = f"- [{_neutral(memory.kind) or 'note'}] {cut(title, 100)} ({_day(memory)}, id {memory.id}): "
     body, description = readable(hit.hit.preview), readable(memory.description)
     text = body
     if description and description.casefold() != title.casefold() and not body.casefold().startswith(description.casefold()):
