@@ -3,7 +3,7 @@ user reports broken, a session that ends blocked. Scripted as corpora.py writes 
 
 from __future__ import annotations
 
-from tests.capture.corpora import Scenario, text, tool
+from tests.capture.corpora import Scenario, text
 from tests.capture.corpus_scenarios import SRC, _bash, _edit, _read
 
 INGEST = f"{SRC}/ingest"

@@ -93,17 +93,6 @@ def test_concurrent_clients_get_the_same_answer(server) -> None:
     assert "Use WAL mode" in payload["block"] and payload["relevant"] == ["l1"]
 
 
-def raw(path: Path, data: bytes) -> bytes:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(5)
-        sock.connect(str(path))
-        sock.sendall(data)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def test_malformed_requests_get_clear_errors_and_the_server_goes_on(server) -> None:
     _, path, idle = server
     assert request(path, "GET", "/nope")[0] == 404

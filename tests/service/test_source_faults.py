@@ -16,7 +16,6 @@ from pathlib import Path
 import frontmatter
 
 from tests.capture.helpers import add_message, max_time
-from tests.conftest import OPENCODE_FIXTURE
 from tests.service.conftest import wait_for
 from tests.service.test_daemon import session_notes
 from tests.service.test_robustness import events

@@ -91,7 +91,6 @@ def test_no_row_of_state_db_changes_after_stopped_even_from_a_sink_thread_left_i
     monkeypatch.setenv("MEMORYD_SINKS__COGNEE__TIMEOUT_S", "60")
     settings, paths = load_settings()
     daemon = Daemon(Config(settings, paths), notifier=Notifier(env={}))
-    stopped: list[str] = []
 
     def sigterm_once_the_sink_waits() -> None:
         wait_for(lambda: hanging_cognee.requests, 30, "the sink thread's request to Cognee")
