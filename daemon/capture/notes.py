@@ -18,9 +18,14 @@ def project_name(directory: str) -> str:
     return Path(directory).name or "global"
 
 
+def _clean(text: str, scrubbed: bool) -> str:
+    """`text` scrubbed, unless it was built from scrubbed text only (no second pass)."""
+    return text if scrubbed else redact(text)
+
+
 def note_title(session: SessionInfo, distilled: Distilled) -> str:
     title = session.title.strip() or distilled.summary or session.id
-    return redact(title)[:200]
+    return _clean(title, session.scrubbed and distilled.scrubbed)[:200]
 
 
 def render_note(session: SessionInfo, distilled: Distilled, updated_ms: int) -> str:
@@ -34,7 +39,7 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
     strings and lists of strings, written so that YAML reads them back unchanged)."""
     meta = {
         "title": note_title(session, distilled),
-        "description": redact(distilled.summary or session.title)[:300],
+        "description": _clean(distilled.summary or session.title, session.scrubbed and distilled.scrubbed)[:300],
         "kind": "session",
         "id": session.id,
         "session_id": session.id,
@@ -43,7 +48,8 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
         "project": canonical_project(session.directory) or session.directory,
         "started": iso(session.time_created),
         "updated": iso(updated_ms),
-        "tags": ["session", slugify(project_name(session.directory), 40)],
+        # The folder's name is no scrubbed text: scrubbed here, so every field of the note is.
+        "tags": ["session", redact(slugify(project_name(session.directory), 40))],
         "distiller": distilled.distiller,
     }
     if distilled.prompt_version:
@@ -53,7 +59,7 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
         f"> Source: OpenCode session `{session.id}` · started {iso(session.time_created)}"
         f" · project `{session.directory}`\n"
     )
-    body = redact(distilled.body.strip())
+    body = _clean(distilled.body.strip(), distilled.scrubbed)
     rest = f"\n{provenance}\n{body}\n"
     return front + rest, Document(front.split("\n")[1:-2], meta, rest)
 
@@ -62,8 +68,8 @@ def note_filename(session: SessionInfo) -> str:
     """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
     day = iso(session.time_created)[:10]
     tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-8:]
-    # The reader scrubs titles; a SessionInfo made elsewhere must not put a key in a name.
-    return f"{day}-{slugify(redact(session.title) or 'session', 60)}-{tail}.md"
+    # A source gives titles as stored: a key must not reach a file name.
+    return f"{day}-{slugify(_clean(session.title, session.scrubbed) or 'session', 60)}-{tail}.md"
 
 
 def choose_note_dir(session: SessionInfo, target: str, global_root: MemoryRoot) -> MemoryRoot:

@@ -26,4 +26,4 @@ def preview_notes(capturer: Capturer, session_ids: Iterable[str]) -> Iterator[tu
         except DistillError as exc:
             yield info.id, f"(no note: {exc})"
             continue
-        yield info.id, "(junk: no note)" if result.junk else render_note(info, result, info.time_updated)
+        yield info.id, "(junk: no note)" if result.junk else render_note(transcript.session, result, info.time_updated)

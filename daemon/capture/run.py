@@ -303,6 +303,7 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     """Read rows and build the transcript; return a job if the distiller must run."""
     capture, report = p.capture, p.report
     transcript = build_transcript(capture.reader.session_rows(info), capture.limits)
+    info = transcript.session  # the title scrubbed, once: what is written of the session from here on
     for warning in transcript.warnings:
         capture.log.warning("transcript.row_skipped", session_id=info.id, detail=warning)
         report.warnings.append(warning)

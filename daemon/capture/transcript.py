@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from daemon.capture.distill.base import TOOL_ALIASES, Entry, Transcript
 from daemon.opencode.reader import SessionInfo, SessionRows
@@ -225,15 +225,26 @@ def bound_transcript(text: str, total: int, head: int) -> str:
     return text[:head] + TRUNCATION_MARKER.format(n=omitted) + text[len(text) - tail :]
 
 
+def scrubbed_session(session: SessionInfo) -> SessionInfo:
+    """The session with its title scrubbed, once (a source gives it as stored)."""
+    if session.scrubbed:
+        return session
+    return replace(session, title=redact(session.title), scrubbed=True)
+
+
 def transcript_hash(text: str) -> str:
     return f"{HASH_SCHEME}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
 
 
 def build_transcript(rows: SessionRows, limits: Limits = Limits()) -> Transcript:
-    """Return the bounded transcript of one session (pure: rows in, text out)."""
+    """Return the bounded transcript of one session (pure: rows in, text out).
+
+    Its `session` is the rows' with the title scrubbed (and marked so): what capture
+    writes of the session from then on needs no second pass.
+    """
     entries, warnings = build_entries(rows, limits)
-    s: SessionInfo = rows.session
-    header = f"# Session: {redact(s.title) or s.id}\nDirectory: {s.directory}\n"
+    s: SessionInfo = scrubbed_session(rows.session)
+    header = f"# Session: {s.title or s.id}\nDirectory: {s.directory}\n"
     body = "\n\n".join(render_entry(e) for e in entries)
     text = bound_transcript(header + "\n" + body, limits.total, limits.head)
     return Transcript(

@@ -101,6 +101,8 @@ class TreeWriter:
 
     A note written with its parsed `Document` is indexed from it (`index_written`, once
     per committed batch): the index neither re-reads nor re-parses what was just written.
+    Such a document is `note_document`'s, whose every field is scrubbed: nor does the index
+    scrub it a second time.
     """
 
     def __init__(self, fence: WriteFence, own: OwnWrites | None = None) -> None:
@@ -114,6 +116,8 @@ class TreeWriter:
 
     def write_note(self, root: MemoryRoot, path: Path, text: str, document: Document | None = None) -> bool:
         """Write a note atomically when its bytes change; return whether it wrote.
+
+        `document`: `note_document`'s parse of `text` (every field scrubbed), to index it from.
 
         Not synced on its own: the caller syncs the batch before recording it.
         """
@@ -149,7 +153,7 @@ class TreeWriter:
         try:
             with open_index(config) as index:
                 for key, items in by_root.items():
-                    report = index.put_many(items[0][0], [(memory, st) for _, memory, st in items])
+                    report = index.put_many(items[0][0], [(memory, st) for _, memory, st in items], scrubbed=True)
                     self._indexed[key] = report.merged(self._indexed.get(key))
         except (SearchIndexError, OSError, sqlite3.Error) as exc:
             get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))

@@ -152,8 +152,12 @@ def _mention_running_daemon(app: AppContext) -> None:
 def _run_with_progress(capture, options):
     if not sys.stderr.isatty():
         return capture.run_pass(options)
+    import time
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from daemon.scrub import redact
 
     with Progress(
         TextColumn("[bold]distilling"),
@@ -165,9 +169,17 @@ def _run_with_progress(capture, options):
         transient=True,
     ) as bar:
         task = bar.add_task("", total=None)
+        shown = [0.0]
 
         def progress(done: int, total: int, title: str) -> None:
-            bar.update(task, completed=done, total=total, description=title[:40])
+            # Titles come as stored: one is scrubbed for the screen ten times a second at
+            # most, not once for each of 50,000 sessions a listing walks past.
+            now = time.monotonic()
+            if now - shown[0] < 0.1 and done < total:
+                bar.update(task, completed=done, total=total)
+                return
+            shown[0] = now
+            bar.update(task, completed=done, total=total, description=redact(title)[:40])
 
         return capture.run_pass(options, progress)
 

@@ -344,14 +344,18 @@ class SearchIndex(IndexQueries):
                     log_problem(problem)
         return _Batch([doc[0] for doc, _ in rows] + removed, root_tables)
 
-    def put_many(self, root: MemoryRoot, written: Sequence[tuple[Memory, os.stat_result]]) -> SyncReport:
+    def put_many(
+        self, root: MemoryRoot, written: Sequence[tuple[Memory, os.stat_result]], scrubbed: bool = False
+    ) -> SyncReport:
         """Index memories of `root` their writer has just written and parsed (a capture pass's
-        notes), in one transaction: no second read, no second parse of the files."""
+        notes), in one transaction: no second read, no second parse of the files.
+
+        `scrubbed`: the writer built them from scrubbed text only (no second pass)."""
         now_ns = time.time_ns()
         root_tables = False
         for start in range(0, len(written), BATCH):
             some = written[start : start + BATCH]
-            rows = [index_rows(memory, trusted(signature_text(st), st.st_mtime_ns, now_ns)) for memory, st in some]
+            rows = [index_rows(memory, trusted(signature_text(st), st.st_mtime_ns, now_ns), scrubbed) for memory, st in some]
             with self._write() as db:
                 if not self.knows(root):
                     self._register(db, root)

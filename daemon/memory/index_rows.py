@@ -42,14 +42,20 @@ def preview_of(body: str) -> str:
     return body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS].rstrip() + "…"
 
 
-def index_rows(memory: Memory, signature: str) -> tuple[tuple, tuple]:
+def index_rows(memory: Memory, signature: str, scrubbed: bool = False) -> tuple[tuple, tuple]:
     """Return the doc row and the doc_text row of a memory, secrets redacted: a key
-    pasted into a hand-written memory must not be copied into the index too."""
-    from daemon.scrub import redact  # its rules take ~50 ms to compile: paid by writers only
+    pasted into a hand-written memory must not be copied into the index too.
 
+    `scrubbed`: its writer built every field from scrubbed text (a capture note): no second pass.
+    """
     expires = memory.expires
-    title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
-    tags = tuple(redact(tag) for tag in memory.tags)
+    if scrubbed:
+        title, description, body, tags = memory.title, memory.description, memory.body, tuple(memory.tags)
+    else:
+        from daemon.scrub import redact  # its rules take ~50 ms to compile: paid by writers only
+
+        title, description, body = redact(memory.title), redact(memory.description), redact(memory.body)
+        tags = tuple(redact(tag) for tag in memory.tags)
     doc = (
         str(memory.path),
         memory.root.key,

@@ -24,10 +24,15 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """One session as a source sees it."""
+    """One session as a source sees it.
+
+    A source gives the title as OpenCode stored it: listing 50,000 sessions must not
+    scrub 50,000 titles when a pass acts on a few. `build_transcript` scrubs it once for
+    a session capture acts on and marks the copy it hands on `scrubbed`.
+    """
 
     id: str
-    title: str
+    title: str  # as stored (not scrubbed) unless `scrubbed`
     directory: str
     project_id: str
     parent_id: str | None
@@ -38,6 +43,7 @@ class SessionInfo:
     # The source says the last turn ended (OpenCode 2's `idle` row): the session is quiet
     # now, so it is distilled without waiting out settle_seconds.
     ended: bool = False
+    scrubbed: bool = False  # the title has been scrubbed (a transcript's copy)
 
 
 @dataclass(frozen=True)

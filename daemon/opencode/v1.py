@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 
 from daemon.opencode.source import MessageRow, PartRow, SessionInfo, SessionRows
-from daemon.scrub import redact
 
 FAMILY = "v1"
 # Columns memoryd cannot work without.
@@ -32,8 +31,9 @@ def info_from_row(row: tuple, family: str, ended: bool = False) -> SessionInfo:
     """A SessionInfo from (id, title, directory, project, parent, created, updated, count)."""
     return SessionInfo(
         id=row[0],
-        # Scrubbed here, once: the title becomes a file name, a state row, log fields.
-        title=redact(row[1] or ""),
+        # As stored: scrubbed once by capture when a session is acted on (its transcript),
+        # never here, where every listing would pay for every session's title.
+        title=row[1] or "",
         directory=row[2] or "",
         project_id=row[3] or "",
         parent_id=row[4] or None,

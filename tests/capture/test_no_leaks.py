@@ -142,3 +142,29 @@ def test_no_credential_reaches_any_file_name_database_log_or_model(home, leaky_d
         )
     leaked = {where: kinds for where, kinds in found.items() if kinds}
     assert not leaked, f"credentials leaked: {leaked}"
+
+
+def test_the_extractive_note_is_built_from_scrubbed_text_only(leaky_db):
+    """The extractive note and its title skip the second scrub: a second pass over what it
+    builds from the catalogue's sessions would change nothing (a note is no new text)."""
+    from daemon.capture.distill.extractive import ExtractiveDistiller
+    from daemon.capture.notes import note_document, note_filename
+    from daemon.capture.transcript import build_transcript
+    from daemon.opencode.reader import OpenCodeReader
+    from daemon.scrub import redact
+
+    checked = 0
+    with OpenCodeReader(leaky_db) as reader:
+        for info in reader.sessions([session_id(i) for i in range(len(CATALOGUE))]):
+            transcript = build_transcript(reader.session_rows(info))
+            assert transcript.session.scrubbed and transcript.session.title == redact(info.title)
+            result = ExtractiveDistiller().distill(transcript)
+            if result.junk:
+                continue
+            assert result.scrubbed
+            text, document = note_document(transcript.session, result, info.time_updated)
+            for value in (text, result.body, result.summary, note_filename(transcript.session)):
+                assert redact(value) == value, value
+            assert leaks(text, windows()) == set()
+            checked += 1
+    assert checked >= len(CATALOGUE) - 2

@@ -55,6 +55,9 @@ class Distilled:
     prompt_version: str = ""  # empty for the extractive distiller
     calls: int = 0  # model calls spent
     tokens: int = 0  # model tokens spent (input + output)
+    # Built only from the transcript's scrubbed text (the extractive distiller): the note
+    # needs no second pass. A model's answer is never marked so: it is scrubbed again.
+    scrubbed: bool = False
 
 
 class DistillError(Exception):

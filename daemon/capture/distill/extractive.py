@@ -300,6 +300,7 @@ class ExtractiveDistiller:
             summary=summary,
             distiller=self.name,
             prompt_version=EXTRACTIVE_VERSION,
+            scrubbed=True,  # sentences, paths and the title of the scrubbed transcript only
         )
 
     def close(self) -> None:
