@@ -16,7 +16,6 @@ yielding spans; overlapping spans merge so nothing is left half-redacted:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from daemon.scrub import entropy, formats, keywords, structure
 
@@ -28,45 +27,42 @@ _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC = frozenset({"assignment", "password", "high_entropy"})
 
 
-def _spans(text: str) -> Iterator[tuple[int, Span]]:
+def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
+    """Every detector's spans as (start, end, rank, kind), in the detectors' order."""
     low = text.lower()
     if len(low) != len(text):  # a few characters grow when lower-cased (`İ`): keep offsets
         low = text.translate(_ASCII_LOWER)
-    for span in structure.find_keys(text, low):
-        yield 0, span
-    for span in formats.find_formats(text, low):
-        yield 1, span
-    if "://" in text:
-        for span in structure.find_url_credentials(text):
-            yield 2, span
-    for span in structure.find_credential_files(text, low):
-        yield 2, span
-    for span in keywords.find_headers(text, low):
-        yield 2, span
-    for span in keywords.find_commands(text, low):
-        yield 2, span
-    for span in keywords.find_assignments(text, low):
-        yield 3, span
-    for span in keywords.find_prose(text, low):
-        yield 3, span
-    for span in entropy.find_tokens(text):
-        yield 4, span
+    found: list[tuple[int, int, tuple[bool, int], str]] = []
+    add = found.append
+    for rank, spans in (
+        (0, structure.find_keys(text, low)),
+        (1, formats.find_formats(text, low)),
+        (2, structure.find_url_credentials(text) if "://" in text else ()),
+        (2, structure.find_credential_files(text, low)),
+        (2, keywords.find_headers(text, low)),
+        (2, keywords.find_commands(text, low)),
+        (3, keywords.find_assignments(text, low)),
+        (3, keywords.find_prose(text, low)),
+        (4, entropy.find_tokens(text)),
+    ):
+        for s, e, kind in spans:
+            if e > s:
+                add((s, e, (kind in _GENERIC, rank), kind))
+    return found
 
 
 def find_spans(text: str) -> list[Span]:
     """Return the merged (start, end, kind) spans of every secret in `text`, in order."""
+    found = _spans(text)
+    if not found:
+        return []
     # A span touching an earlier redaction marker is a detector reading the marker itself
     # (`https://[REDACTED:x]@host` has a `user:password` shape): skip it, so redact() is
     # idempotent.
-    markers = [m.span() for m in _MARKER.finditer(text)] if MARKER in text else []
-    found = sorted(
-        (
-            (s, e, (kind in _GENERIC, rank), kind)
-            for rank, (s, e, kind) in _spans(text)
-            if e > s and not any(s < me and e > ms for ms, me in markers)
-        ),
-        key=lambda x: (x[0], x[2], -x[1]),
-    )
+    if MARKER in text:
+        markers = [m.span() for m in _MARKER.finditer(text)]
+        found = [f for f in found if not any(f[0] < me and f[1] > ms for ms, me in markers)]
+    found.sort(key=lambda x: (x[0], x[2], -x[1]))
     merged: list[list] = []
     for start, end, rank, kind in found:
         if merged and start < merged[-1][1]:

@@ -10,7 +10,6 @@ that matched names the kind.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 
@@ -107,28 +106,38 @@ _SHORTEST = 15  # `xoxb-` and ten characters
 _TOKEN_START = re.compile(r"[A-Za-z0-9](?<![A-Za-z0-9].)(?=[A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
 
 
-def find_formats(text: str, low: str) -> Iterator[tuple[int, int, str]]:
-    """Yield (start, end, kind) of every known-format credential in `text` (`low` is
+# Any context format's trigger, found in one pass over the lower-cased text (most texts hold
+# none, and fifteen searches cost more than one); the formats are then tried one by one.
+_ANY_TRIGGER = re.compile("|".join(re.escape(trigger) for _, trigger, _, _ in CONTEXT_FORMATS if trigger != "."))
+_UNTRIGGERED = tuple(fmt for fmt in CONTEXT_FORMATS if fmt[1] == ".")
+
+
+def find_formats(text: str, low: str) -> list[tuple[int, int, str]]:
+    """The (start, end, kind) of every known-format credential in `text` (`low` is
     `text.lower()`, of the same length)."""
     # Formats start where a token starts: find the tokens (one fast pass), then try the
     # trie at each start. (Run over the whole text the trie is slow: its first characters
     # are nearly every letter, and the engine tries each branch at each position.)
+    found = []
     match_at = SCAN.match
     for token in _TOKEN_START.finditer(text):
         match = match_at(text, token.start())
         if match:
-            yield match.start(), match.end(), _KIND_OF[match.lastgroup or ""]
-    for kind, trigger, pattern, group in CONTEXT_FORMATS:
+            found.append((match.start(), match.end(), _KIND_OF[match.lastgroup or ""]))
+    for kind, trigger, pattern, group in CONTEXT_FORMATS if _ANY_TRIGGER.search(low) else _UNTRIGGERED:
         if trigger == ".":
-            found = pattern.finditer(text)
+            windows = [(0, len(text))] if "." in text else []
         else:
-            found = (m for lo, hi in _windows(low, trigger) for m in pattern.finditer(text, lo, hi))
-        for match in found:
-            yield match.start(group), match.end(group), kind
+            windows = _windows(low, trigger) if trigger in low else []
+        for lo, hi in windows:
+            for match in pattern.finditer(text, lo, hi):
+                found.append((match.start(group), match.end(group), kind))
+    return found
 
 
-def _windows(low: str, trigger: str, reach: int = 200) -> Iterator[tuple[int, int]]:
+def _windows(low: str, trigger: str, reach: int = 200) -> list[tuple[int, int]]:
     """Stretches of the text around each occurrence of `trigger`, overlapping ones joined."""
+    found = []
     at = low.find(trigger)
     while at >= 0:
         lo, hi = max(0, at - reach), at + len(trigger) + reach
@@ -136,4 +145,5 @@ def _windows(low: str, trigger: str, reach: int = 200) -> Iterator[tuple[int, in
         while 0 <= at < hi:
             hi = at + len(trigger) + reach
             at = low.find(trigger, at + 1)
-        yield lo, min(hi, len(low))
+        found.append((lo, min(hi, len(low))))
+    return found
