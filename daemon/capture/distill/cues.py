@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from daemon.capture.distill.memo import per_session
+
 # Kinds, in the order a sentence is tested when it has no label.
 FINDING, LESSON, GOTCHA, DECISION, FIX, FOLLOWUP = "finding", "lesson", "gotcha", "decision", "fix", "followup"
 
@@ -80,6 +82,7 @@ CLASSIFY_ORDER = (LESSON, GOTCHA, FINDING, DECISION, FIX)
 MEMORY_KINDS = (LESSON, GOTCHA, DECISION)  # labelled lines that also become memories
 
 
+@per_session
 def label_of(sentence: str) -> tuple[str, str] | None:
     """The kind a sentence's opening label names, and the text after the label."""
     match = _LABEL_RE.match(sentence)
@@ -89,6 +92,7 @@ def label_of(sentence: str) -> tuple[str, str] | None:
     return kind, sentence[match.end() :].strip()
 
 
+@per_session
 def has_cue(sentence: str, kind: str) -> bool:
     return bool(_CUE_RE[kind].search(sentence))
 
@@ -109,6 +113,7 @@ def _is_decision(sentence: str) -> bool:
     return bool(_CUE_RE[DECISION].search(others) or _RULE_ALWAYS.search(sentence))
 
 
+@per_session
 def kind_of(sentence: str) -> str | None:
     """The kind of a sentence: its label's, else its first cue's (followups excluded)."""
     labelled = label_of(sentence)
@@ -120,6 +125,7 @@ def kind_of(sentence: str) -> str | None:
     )
 
 
+@per_session
 def strong_kind(sentence: str) -> str | None:
     """The kind of a sentence whose wording leaves no doubt (a decision, a root cause), or None."""
     return next((kind for kind, regex in _STRONG_RE.items() if regex.search(sentence)), None)
@@ -166,21 +172,25 @@ def names_cause(sentence: str) -> bool:
     return bool(_DECISIVE_RE.search(sentence))
 
 
+@per_session
 def is_decisive(sentence: str) -> bool:
     """A finding stated as settled ("found it", "X is the culprit", "原因是", "判明", "원인은"), not hedged."""
     return bool(_DECISIVE_RE.search(sentence)) and not _HEDGE_RE.search(sentence)
 
 
+@per_session
 def is_hedged(sentence: str) -> bool:
     """A statement made as a guess ("I think…", "probably", "应该是", "だと思います", "아마")."""
     return bool(_HEDGE_RE.search(sentence) or _GUESS_RE.search(sentence))
 
 
+@per_session
 def is_intent(sentence: str) -> bool:
     """What the agent is about to do ("Let me…", "…so I'll fix the hook", "修正します"), not what it did."""
     return bool(NARRATION.match(sentence) or _INTENT_RE.search(sentence))
 
 
+@per_session
 def is_plan(sentence: str) -> bool:
     """An intent or an expectation ("should fix the apply"): never a fix that worked."""
     return is_intent(sentence) or bool(_SHOULD_RE.search(sentence))

@@ -15,6 +15,7 @@ from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
 from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
+from daemon.capture.distill.memo import one_session
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
     Superseded,
@@ -269,6 +270,10 @@ class ExtractiveDistiller:
     def distill(self, transcript: Transcript) -> Distilled:
         if obviously_junk(transcript):
             return Distilled(junk=True, distiller=self.name, prompt_version=EXTRACTIVE_VERSION)
+        with one_session():  # the same sentences and tool calls are read several times over
+            return self._note(transcript)
+
+    def _note(self, transcript: Transcript) -> Distilled:
         turns = split_turns(transcript.entries)
         tools = [t for turn in turns for t in turn.tools]
         language = language_of([a for turn in turns for a in turn.asked] or [transcript.session.title])
@@ -282,10 +287,11 @@ class ExtractiveDistiller:
         following = {parts[i]: parts[i + 1] for parts in split for i in range(len(parts) - 1)}
         said = [s for parts in split[: len(split) - len(turns)] for s in parts]
         _decisive(note, [*said, *rest], following)
-        _diagnoses(note, turns, output_lines(tools))
+        lifted = output_lines(tools)
+        _diagnoses(note, turns, lifted)
         _tool_problems(note, tools)
         _attempts(note, language)
-        _classified(note, [*rest, *said], output_lines(tools))
+        _classified(note, [*rest, *said], lifted)
         for tool in tools:
             if tool.tool == "task" and tool.output:
                 _subagent_result(note, tool.output)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from daemon.capture.distill.base import Entry
+from daemon.capture.distill.memo import per_entry
 from daemon.capture.distill.touched import reads_only
 
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
@@ -74,8 +75,10 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def failing_line(tool: Entry, file_keys: tuple[str, ...] = ("filePath", "path", "file")) -> str:
+@per_entry
+def failing_line(tool: Entry) -> str:
     """"`cmd` failed: first error line" for a failed or erroring command, "`tool` path failed: …" for a failed tool."""
+    file_keys = ("filePath", "path", "file")
     command = tool.input.get("command")
     if tool.status == "error":
         target = command or next((tool.input[k] for k in file_keys if k in tool.input), "")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import Entry
+from daemon.capture.distill.memo import per_session
 from daemon.capture.distill.problems import failing_line
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
@@ -109,6 +110,7 @@ _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 _USER_STILL = re.compile(r"(?i)\bstill\b|^(?:还是|仍然|依然|依旧)|まだ|相変わらず|やっぱり|여전히|아직도|그래도")
 
 
+@per_session
 def user_retraction_scope(sentence: str) -> str | None:
     """retraction_scope for a user's follow-up request, where any "still" reports the fix broken."""
     scope = retraction_scope(sentence)
@@ -117,6 +119,7 @@ def user_retraction_scope(sentence: str) -> str | None:
     return FIXES if _USER_STILL.search(sentence) else None
 
 
+@per_session
 def retraction_scope(sentence: str) -> str | None:
     """ALL when the sentence takes back a diagnosis, FIXES when it says the problem persists, else None."""
     if _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")):
@@ -131,6 +134,7 @@ def states_finding(sentence: str) -> bool:
     return cues.is_decisive(_WRONG.sub(" ", _PERSISTS.sub(" ", sentence)))
 
 
+@per_session
 def is_claim(sentence: str) -> bool:
     """A statement of a result, cause or fix (not a plan, question, follow-up or durable rule)."""
     labelled = cues.label_of(sentence)

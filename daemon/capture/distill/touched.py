@@ -26,6 +26,7 @@ _REDIRECT_OPS = {">", ">>", ">|", "&>", "&>>"}
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w-]*)\1")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _GLOBAL_TREE = re.compile(r"(^|/)opencode/memory(/|$)")
+_QUOTING = re.compile(r"[\\'\"]")  # what makes shlex read a word otherwise than str.split does
 
 
 def relative(path: str, directory: str) -> str:
@@ -76,6 +77,8 @@ def redirect_targets(command: str) -> list[str]:
     Words inside quotes (`psql -c "… HAVING count(*) > 1"`) and here-document bodies are
     data, never a redirect; `2>&1` duplicates a descriptor and names no file.
     """
+    if ">" not in command and "tee" not in command:
+        return []  # every redirect has a `>`; a `tee` names its files: neither, nothing to lex
     lexer = shlex.shlex(_without_heredocs(command), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -109,6 +112,9 @@ def reads_only(command: str) -> bool:
 
 def _segment_targets(command: str) -> list[str] | None:
     """Files one read-only command names ([] when it filters its input), or None."""
+    first = command.split(None, 1)[0] if command.strip() else ""
+    if first and not _QUOTING.search(first) and first not in _READ_COMMANDS:
+        return None  # shlex would read the same first word: no need to split the whole line
     try:
         words = shlex.split(command)
     except ValueError:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from daemon.capture.distill.base import Entry
+from daemon.capture.distill.memo import per_session
 
 # Sentence ends: Latin punctuation before a space (not after "e.g." and the like), CJK
 # punctuation anywhere. Semicolons do not end a sentence: "X now reads Y; never
@@ -108,15 +109,21 @@ def sentences(text: str, min_weight: int = 16, lead_ins: bool = False) -> list[s
     With `lead_ins`, a sentence that introduces what follows ("still runs twice, the log:") is kept:
     in a request it is often the point, the pasted log after it being only the evidence.
     """
+    return list(_sentences(text, min_weight, lead_ins))
+
+
+@per_session
+def _sentences(text: str, min_weight: int, lead_ins: bool) -> tuple[str, ...]:
     out: list[str] = []
     for block in blocks(text):
         for piece in _SENTENCE_END.split(block):
             piece = " ".join(piece.split()).strip("*").strip()
             if piece and (is_statement(piece, min_weight) or (lead_ins and weight(piece) >= min_weight)):
                 out.append(piece)
-    return out
+    return tuple(out)
 
 
+@per_session
 def key(text: str) -> str:
     """What makes two statements the same: case, spaces and punctuation ignored."""
     return _KEY_PUNCT.sub(" ", text.casefold()).strip()
