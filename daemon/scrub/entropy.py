@@ -142,6 +142,8 @@ def _in_url_path(text: str, start: int, token: str) -> bool:
 
 def find_tokens(text: str) -> Iterator[Span]:
     """Random-looking tokens that are not digests, ids, public keys or encoded text."""
+    if len(text) < MIN_LEN:
+        return
     for m in _TOKEN.finditer(text):
         token, start, end = m.group(0), m.start(), m.end()
         if token.startswith("//"):  # `https://<token>@host`: the slashes are the URL's

@@ -118,7 +118,9 @@ def find_formats(text: str, low: str) -> list[tuple[int, int, str]]:
     # Formats start where a token starts: find the tokens (one fast pass), then try the
     # trie at each start. (Run over the whole text the trie is slow: its first characters
     # are nearly every letter, and the engine tries each branch at each position.)
-    found = []
+    found: list[tuple[int, int, str]] = []
+    if len(text) < _SHORTEST:  # (no format, context ones included, is shorter)
+        return found
     match_at = SCAN.match
     for token in _TOKEN_START.finditer(text):
         match = match_at(text, token.start())

@@ -115,6 +115,12 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
 
 def find_assignments(text: str, low: str) -> Iterator[Span]:
     """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name."""
+    if ("=" in low or ":" in low or "(" in low) and _has_secret_word(low):  # what _ASSIGN needs
+        yield from _find_bound(text, low)
+    yield from _find_pairs(text, low)
+
+
+def _find_bound(text: str, low: str) -> Iterator[Span]:
     for match in _ASSIGN.finditer(low):
         key_end = match.start("close")
         start = _name_start(text, match.start())
@@ -140,7 +146,11 @@ def find_assignments(text: str, low: str) -> Iterator[Span]:
         if value and judge_value(value, need, quoted, spaced, name, call=op == "("):
             kind = "aws_secret_key" if "aws" in name.lower() and "secret" in name.lower() else "assignment"
             yield vstart, vend, kind
-    yield from _find_pairs(text, low)
+
+
+def _has_secret_word(low: str) -> bool:
+    """One of the words _ASSIGN starts with is in the (lower-cased) text."""
+    return "pass" in low or "pw" in low or "secret" in low or "token" in low or "key" in low or "auth" in low or "cred" in low or "sig" in low or "pat" in low or "hmac" in low
 
 
 _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z][A-Za-z']*(?:[ \t,.;:!?]|$)", re.M)
@@ -227,6 +237,12 @@ _COMMAND_OF = {name: i for i, (names, _, _) in enumerate(_COMMANDS) for name in 
 # `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
 _COMMAND = re.compile("(?P<cmd>" + trie_regex(_COMMAND_OF) + r")(?=[ \t])")
 _NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:-")
+# The same, with the character before it: the engine then tries the command words only after
+# a space or punctuation, not at every letter. (A word the character before would rule out
+# cannot be missed: it starts inside an earlier command word, whose letters rule it out too.)
+_COMMAND_AFTER = re.compile(r"[^A-Za-z0-9_./:\-]" + _COMMAND.pattern)
+# Every flag pattern but these commands' needs a space or tab before a dash.
+_DASHLESS = tuple(name for names, regex, _ in _COMMANDS if not regex.pattern.startswith(("[ \\t]-", "[ \\t](?:-")) for name in names.split())
 
 
 def _flag_value(value: str) -> bool:
@@ -244,9 +260,10 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
             value = text[m.start("val") : m.end("val")]
             if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
                 yield m.start("val"), m.end("val"), "cli_password"
-    for m in _COMMAND.finditer(text):
-        if m.start() and text[m.start() - 1] in _NOT_BEFORE_COMMAND:
-            continue
+    if " -" not in text and "\t-" not in text and not any(name in text for name in _DASHLESS):
+        return
+    first = _COMMAND.match(text)
+    for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(text)):
         _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
         stop = m.end()
         while stop < len(text) and text[stop] not in "\n|;&":
@@ -328,7 +345,7 @@ def find_prose(text: str, low: str) -> Iterator[Span]:
                     start = m.end() + v.start("val")
                     yield start, start + len(value), "password"
                     break
-    if "/" in text:
+    if (" /" in text or "\t/" in text) and ("log" in low or "cred" in low or "user" in low or "account" in low):
         for m in _LOGIN.finditer(low):
             value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
             if password_like(value):

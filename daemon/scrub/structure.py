@@ -39,8 +39,15 @@ _KEYS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# What every pattern above needs in the text (armour dashes, a DER/OpenSSH start, PuTTY's
+# private lines): one search rejects the text that holds none.
+_ANY_KEY = re.compile(r"-----|MII|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MC4CAQAw|b3BlbnNzaC1rZXktdjE|Private-Lines:")
+
+
 def find_keys(text: str, low: str) -> Iterator[Span]:
     """Private key blocks: PEM/OpenSSH/PGP armour, headless bodies, PuTTY private lines."""
+    if not _ANY_KEY.search(text):
+        return
     for trigger, pattern in _KEYS:
         if trigger and trigger not in low:
             continue
@@ -85,6 +92,8 @@ _NETRC = re.compile(r"(?<![a-z])(?:machine[ \t]+\S+(?:[ \t]+(?:login|account|por
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
 _PGPASS_WORD = re.compile(r"(?:(?:[A-Za-z0-9\-]+\.)+[A-Za-z][A-Za-z0-9\-]*|localhost|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z_][\w.\-]*|\*):(?:[A-Za-z_][\w.@\-]*|\*):(?P<val>\S+)")
+# What both entry patterns need: a port, two more fields and a value after it.
+_PGPASS_SHAPE = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:\S")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
 
 
@@ -100,6 +109,8 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
             value = value if value.startswith('"') else value.rstrip(".,;:!?)`'\"")
             if group == "val" and len(value) >= 3 and not is_placeholder(value) and not value.startswith(("$", "[REDACTED")) or password_like(value):
                 yield m.start(group), m.start(group) + len(value), "netrc_password"
+    if not _PGPASS_SHAPE.search(text):  # (`10:51:59 INFO`: a time has no fields after it)
+        return
     seen = -1
     for port in _PGPASS_PORT.finditer(text):
         # A line of its own, or a word of a sentence whose host reads as one (`db.internal`,
