@@ -136,9 +136,7 @@ def inventory_lines(
     memories, the machine-wide ones alike, then this project's recent sessions. A session's
     block lists hard rules apart (`hard_rules_too` false); `memoryd inspect` lists them
     here too, marked. `project` and `exclude_id` scope it as the block is scoped."""
-    total = index.count_visible(roots, now, project)
-    if not hard_rules_too:
-        total -= len(_hard_rules(index, roots, now, project))
+    total = index.count_visible(roots, now, project, hard_rules=hard_rules_too)
     if exclude_id is not None:
         total -= sum(1 for m in index.find_by_id(exclude_id) if m.root in roots and not m.hard_rule)
     # The shortest line takes ~40 characters: more than budget/40 can never show.

@@ -130,11 +130,9 @@ class SearchIndex(IndexQueries):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        # A change to a memory's row also empties the `stable` table (its triggers, index_schema.py).
         with immediate_transaction(self._db, self.db_path) as db:
-            before = db.total_changes
             yield db
-            if db.total_changes != before:
-                db.execute("DELETE FROM stable")  # blocks built from what changed (stable_store.py)
 
     def _format(self) -> tuple[str | None, str | None] | None:
         """Return the (schema, tokenizer) versions the file holds; None for an empty file."""

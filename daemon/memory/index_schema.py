@@ -4,7 +4,68 @@ from __future__ import annotations
 
 from daemon.memory import tokenize
 
-SCHEMA_VERSION = 8  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table
+# The inventory's groups: this project's lessons and gotchas (0), its other curated
+# memories (1), the machine-wide ones alike (2, 3), then this project's sessions (4),
+# then other sessions (5); within a group, newest first.
+KIND_RANK = "CASE WHEN lower(kind) = 'session' THEN 2 WHEN lower(kind) IN ('lesson', 'gotcha') THEN 0 ELSE 1 END"
+
+_TALLY_KEY = "root = {r}.root AND scope = {r}.scope AND project = {r}.project AND hard_rule = {r}.hard_rule"
+_COUNT_IN = (
+    "INSERT INTO tally VALUES (new.root, new.scope, new.project, new.hard_rule, 1) "
+    "ON CONFLICT (root, scope, project, hard_rule) DO UPDATE SET docs = docs + 1;"
+)
+_COUNT_OUT = (
+    f"UPDATE tally SET docs = docs - 1 WHERE {_TALLY_KEY.format(r='old')};"
+    f" DELETE FROM tally WHERE {_TALLY_KEY.format(r='old')} AND docs <= 0;"
+)
+# The roots (other than the row's own) that hold a row's category and title: tally knows
+# every root with rows, so this is one index probe per root.
+# (Not INSERT OR IGNORE: an outer statement's conflict clause overrides a trigger's.)
+_TWIN_IN = (
+    "INSERT INTO twin SELECT new.category, new.title_key WHERE NOT EXISTS (SELECT 1 FROM twin "
+    "WHERE category = new.category AND title_key = new.title_key) AND EXISTS (SELECT 1 FROM tally t "
+    "CROSS JOIN doc o ON o.root = t.root AND o.category = new.category AND o.title_key = new.title_key "
+    "WHERE t.root != new.root);"
+)
+_TWIN_OUT = (
+    "DELETE FROM twin WHERE category = old.category AND title_key = old.title_key AND (SELECT count(*) FROM "
+    "(SELECT DISTINCT t.root FROM tally t CROSS JOIN doc o ON o.root = t.root AND o.category = old.category "
+    "AND o.title_key = old.title_key)) < 2;"
+)
+
+TALLY_SCHEMA = f"""
+CREATE TABLE tally (
+    root TEXT NOT NULL, scope TEXT NOT NULL, project TEXT NOT NULL, hard_rule INTEGER NOT NULL, docs INTEGER NOT NULL,
+    PRIMARY KEY (root, scope, project, hard_rule)
+) WITHOUT ROWID;
+CREATE TABLE twin (category TEXT NOT NULL, title_key TEXT NOT NULL, PRIMARY KEY (category, title_key)) WITHOUT ROWID;
+CREATE INDEX doc_inventory ON doc (root, project, kind_rank, sort_ts DESC, title_key, path);
+CREATE TRIGGER doc_tally_ai AFTER INSERT ON doc BEGIN
+    {_COUNT_IN}
+    {_TWIN_IN}
+END;
+CREATE TRIGGER doc_tally_ad AFTER DELETE ON doc BEGIN
+    {_COUNT_OUT}
+    {_TWIN_OUT}
+END;
+CREATE TRIGGER doc_tally_au AFTER UPDATE OF root, scope, project, hard_rule, category, title_key ON doc BEGIN
+    {_COUNT_OUT}
+    {_COUNT_IN}
+    {_TWIN_OUT}
+    {_TWIN_IN}
+END;
+"""
+# A row's change that can change a block: any column but the stat signature (`sig`,
+# rewritten when a file is touched but not changed, or once it is old enough to trust).
+_MOVED = " OR ".join(
+    f"old.{c} IS NOT new.{c}"
+    for c in (
+        "path root scope category id title title_key description kind tags scenarios hard_rule "
+        "created updated expires expires_ts sort_ts mtime hash project"
+    ).split()
+)
+
+SCHEMA_VERSION = 9  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table; 9: tally, twin, doc_inventory (tally.py)
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +94,8 @@ CREATE TABLE doc (
     mtime       REAL NOT NULL,
     hash        TEXT NOT NULL,
     sig         TEXT NOT NULL,      -- stat signature when last read; '' while too fresh to trust
-    project     TEXT NOT NULL DEFAULT ''  -- canonical worktree the memory belongs to; '' machine-wide
+    project     TEXT NOT NULL DEFAULT '',  -- canonical worktree the memory belongs to; '' machine-wide
+    kind_rank   INTEGER GENERATED ALWAYS AS ({KIND_RANK}) VIRTUAL  -- the inventory's order (tally.py)
 );
 CREATE INDEX doc_root_title ON doc (root, category, title_key);
 CREATE INDEX doc_id ON doc (id);
@@ -78,10 +140,14 @@ CREATE TABLE cat_tag (
 -- lists only the folders whose stat moved.
 CREATE TABLE folder (root TEXT NOT NULL, name TEXT NOT NULL, sig TEXT NOT NULL, PRIMARY KEY (root, name)) WITHOUT ROWID;
 -- The prompt-free parts of context blocks (stable_store.py), for the command that builds
--- one without a daemon: emptied by every write that changes the index; `until`: the first
--- expiry that would change it.
+-- one without a daemon: emptied by every write that changes a memory's row (not by the
+-- bookkeeping of stat signatures, folders and problems); `until`: the first expiry that
+-- would change it.
 CREATE TABLE stable (key TEXT PRIMARY KEY, until REAL, data TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX doc_expires ON doc (expires_ts) WHERE expires_ts IS NOT NULL;
+CREATE TRIGGER doc_stable_ai AFTER INSERT ON doc BEGIN DELETE FROM stable; END;
+CREATE TRIGGER doc_stable_ad AFTER DELETE ON doc BEGIN DELETE FROM stable; END;
+CREATE TRIGGER doc_stable_au AFTER UPDATE ON doc WHEN {_MOVED} BEGIN DELETE FROM stable; END;
+{TALLY_SCHEMA}CREATE INDEX doc_expires ON doc (expires_ts) WHERE expires_ts IS NOT NULL;
 -- Files skipped or partly read; kind 'file' (from parsing) or 'tree' (symlinks, folders).
 CREATE TABLE problem (
     path    TEXT NOT NULL,

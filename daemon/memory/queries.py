@@ -18,17 +18,10 @@ from daemon.memory.frontmatter import parse_time
 from daemon.memory.index_schema import SELECT
 from daemon.memory.roots import MemoryRoot
 from daemon.memory.search import Hit, SearchQueries, SearchResult
+from daemon.memory.tally import inventory_page, visible_count
 from daemon.memory.tree import Memory, Problem, title_key
 
 __all__ = ["Hit", "IndexEntry", "IndexQueries", "SearchResult"]
-
-# The inventory's order: this project's lessons and gotchas, its other curated memories,
-# then the machine-wide ones alike, then this project's sessions, then anything else.
-INVENTORY_GROUP = (
-    "CASE WHEN lower(d.kind) = 'session' THEN (CASE WHEN {ours} THEN 4 ELSE 5 END) "
-    "ELSE (CASE WHEN {ours} THEN 0 ELSE 2 END) + (CASE WHEN lower(d.kind) IN ('lesson', 'gotcha') THEN 0 ELSE 1 END) END"
-)
-
 
 class IndexEntry(NamedTuple):
     """What compiling needs of a memory, read from the index without parsing its file."""
@@ -225,12 +218,13 @@ class IndexQueries(SearchQueries):
             order += f" LIMIT {max(0, int(limit))}"
         return self._select(where, params, order)
 
-    def count_visible(self, roots: Sequence[MemoryRoot], now: datetime | None = None, project: str | None = None) -> int:
-        """Return how many live memories a caller with these roots sees (`project`: as in `visible`)."""
-        if not roots:
-            return 0
-        where, params = self._visible(roots, now or datetime.now(UTC), True, project)
-        return self._db.execute(f"SELECT count(*) FROM doc d WHERE {where}", params).fetchone()[0]
+    def count_visible(
+        self, roots: Sequence[MemoryRoot], now: datetime | None = None, project: str | None = None, *, hard_rules: bool = True
+    ) -> int:
+        """Return how many live memories a caller with these roots sees (`project`: as in
+        `visible`; `hard_rules` false: those that are no hard rule); from the counts the
+        index keeps (tally.py), not a pass over the rows."""
+        return visible_count(self._db, roots, now or datetime.now(UTC), project, hard=hard_rules)
 
     def inventory_rows(
         self,
@@ -242,7 +236,9 @@ class IndexQueries(SearchQueries):
         exclude_id: str | None = None,
         hard_rules_too: bool = False,
     ) -> list[Memory]:
-        """The first `limit` memories of an inventory, in its order (see `INVENTORY_GROUP`).
+        """The first `limit` memories of an inventory, in its order: this project's lessons
+        and gotchas, its other curated memories, then the machine-wide ones alike, then this
+        project's sessions, then anything else; newest first in each (see tally.py).
 
         A memory is "this project's" when it is in the project tree, or in the global tree
         with `project` set to it; `project` None counts the project tree alone.
@@ -255,9 +251,9 @@ class IndexQueries(SearchQueries):
         if exclude_id is not None:
             where += " AND d.id != ?"
             params.append(exclude_id)
-        ours = "(d.scope = 'project' OR d.project = ?)" if project else "d.scope = 'project'"
-        order = INVENTORY_GROUP.format(ours=ours) + f", d.sort_ts DESC, d.title_key, d.path LIMIT {int(limit)}"
-        return self._select(where, [*params, *([project] * 2 if project else [])], order)
+        roots_seen: dict[str, MemoryRoot] = {}
+        rows = inventory_page(self._db, roots, (where, params), limit, project=project, hard=hard_rules_too)
+        return [self._memory(row, roots_seen) for row in rows]
 
     def field_tokens(self, paths: Sequence[Path]) -> dict[str, tuple[str, ...]]:
         """Return path → the token streams of its title, description, tags and body, each

@@ -108,7 +108,7 @@ class StoredStable(MutableMapping):
     def __setitem__(self, key: tuple[str, ...], stable: StablePart) -> None:
         marks = ", ".join("?" * len(self._keys))
         until = self._db.execute(
-            f"SELECT min(expires_ts) FROM doc WHERE expires_ts > ? AND root IN ({marks})", [self._now, *self._keys]
+            f"SELECT min(expires_ts) FROM doc INDEXED BY doc_expires WHERE expires_ts > ? AND root IN ({marks})", [self._now, *self._keys]
         ).fetchone()[0]
         self._db.execute(f"PRAGMA busy_timeout = {STORE_WAIT_MS}")
         try:
