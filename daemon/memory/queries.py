@@ -55,11 +55,12 @@ class IndexQueries(SearchQueries):
     _db: sqlite3.Connection
 
     def count(self, roots: Sequence[MemoryRoot] | None = None) -> int:
-        """Return the number of indexed memories (in `roots`, if given)."""
+        """Return the number of indexed memories (in `roots`, if given), from the kept
+        counts (tally.py): a count(*) reads a whole index of the store, every prompt."""
         if roots is None:
-            return self._db.execute("SELECT count(*) FROM doc").fetchone()[0]
+            return self._db.execute("SELECT coalesce(sum(docs), 0) FROM tally").fetchone()[0]
         marks = ", ".join("?" * len(roots))
-        sql = f"SELECT count(*) FROM doc WHERE root IN ({marks})"
+        sql = f"SELECT coalesce(sum(docs), 0) FROM tally WHERE root IN ({marks})"
         return self._db.execute(sql, [r.key for r in roots]).fetchone()[0]
 
     def _memory(self, row: sqlite3.Row, roots: dict[str, MemoryRoot]) -> Memory:

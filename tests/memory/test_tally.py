@@ -132,6 +132,9 @@ def test_the_kept_tables_equal_a_recount_of_the_rows(tmp_path: Path) -> None:
             for r in db.execute("SELECT root, scope, project, hard_rule, count(*) FROM doc GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4")
         ]
         assert tally == recount and tally
+        assert trees.index.count() == db.execute("SELECT count(*) FROM doc").fetchone()[0]
+        for root in trees.roots:
+            assert trees.index.count([root]) == db.execute("SELECT count(*) FROM doc WHERE root = ?", (root.key,)).fetchone()[0]
         twins = [tuple(r) for r in db.execute("SELECT category, title_key FROM twin ORDER BY 1, 2")]
         shared = [
             tuple(r)
