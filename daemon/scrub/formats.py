@@ -104,6 +104,9 @@ _SHORTEST = 15  # `xoxb-` and ten characters
 # Every place a format could start: a letter or digit with none before it (so also right
 # after a `-`, `_` or `.` inside a longer run: `x-ghp_…`) and a token long enough after it.
 _TOKEN_START = re.compile(r"[A-Za-z0-9](?<![A-Za-z0-9].)(?=[A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
+# The same found by the character before it, which the engine can skip ahead to (a token
+# start is tried after each character that is no letter or digit, not at every letter).
+_AFTER_TOKEN_START = re.compile(r"[^A-Za-z0-9](?=[A-Za-z0-9][A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
 
 
 # Any context format's trigger, found in one pass over the lower-cased text (most texts hold
@@ -122,8 +125,11 @@ def find_formats(text: str, low: str) -> list[tuple[int, int, str]]:
     if len(text) < _SHORTEST:  # (no format, context ones included, is shorter)
         return found
     match_at = SCAN.match
-    for token in _TOKEN_START.finditer(text):
-        match = match_at(text, token.start())
+    starts = [m.end() for m in _AFTER_TOKEN_START.finditer(text)]
+    if _TOKEN_START.match(text):
+        starts.insert(0, 0)
+    for start in starts:
+        match = match_at(text, start)
         if match:
             found.append((match.start(), match.end(), _KIND_OF[match.lastgroup or ""]))
     for kind, trigger, pattern, group in CONTEXT_FORMATS if _ANY_TRIGGER.search(low) else _UNTRIGGERED:
