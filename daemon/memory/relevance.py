@@ -11,17 +11,20 @@ shares the prompt's *content* words, not its filler. The steps:
 2. A word more than 2 % of the memories (and over 20) hold is common in this store: it
    may add to a memory's score but never decides. Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
-   content word the memory holds (as it is, or in a plain English inflection) counts its
-   IDF, fully in the title, description or tags, half in the body only. An identifier
+   content word the memory holds (as it is, in an English inflection, as the word its
+   abbreviation stands for, or in another language: `wordforms`) counts its IDF, fully
+   in the title, description or tags, half in the body only. Two words in a row that a
+   memory writes as one ("time out", timeout) are that word. An identifier
    and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
    counted once; the parts of an identifier no memory holds count half (a memory about
    customers is not about customer_id).
 3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
    strong one (a deciding word in its title, description or tags, or a deciding
    identifier anywhere); it must cover a share of the prompt's content (the weight of its
-   four weightiest words: words no memory holds count too, so a prompt about something
-   else covers little, while a long prompt's chat does not dilute its one question) and
-   score near the best one. Curated kinds (rule, lesson, gotcha, decision, fact) get a
+   four weightiest words: words no memory holds count too, at half the rarest word's
+   weight, so a prompt about something else covers little, while a paraphrase's own words
+   and a long prompt's chat do not drown its one question) and score near the best one.
+   A memory that holds only part of the words a better one holds is not shown beside it. Curated kinds (rule, lesson, gotcha, decision, fact) get a
    lift, so they beat a session note that merely quotes the same words: one within half
    of the best score goes before every session note.
 
@@ -38,11 +41,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from daemon.memory import tokenize
+from daemon.memory import tokenize, wordforms
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
-from daemon.memory.search import rarest_within_budget
 
 CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
@@ -50,8 +52,9 @@ MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must
 NEAR_BEST = 0.45  # and this share of the best memory's score
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
+UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 CANDIDATES = 8  # rows taken from the index before scoring
-MAX_TERMS = 6  # the rarest this many words (and word forms) find the candidates
+MAX_SEARCH_TOKENS = 16  # the candidates are found by this many word forms at most
 SEARCH_POSTINGS = 200  # and their postings stay within this many (beyond the rarest word's)
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 # A word this share of the memories hold (and at least COMMON_MIN) is common in this
@@ -128,22 +131,73 @@ def is_stop(token: str) -> bool:
 
 
 def content_terms(prompt: str) -> list[str]:
-    """The prompt's distinct tokens that may decide relevance, in order."""
-    return [t for t in tokenize.query_tokens(prompt) if not is_stop(t) and not t.isdigit()]
+    """The prompt's distinct tokens that may decide relevance, in order (an irregular verb
+    form as its verb: sent → send; an abbreviation of the glossary kept: ms, k8s)."""
+    terms = (wordforms.canonical(t) for t in tokenize.query_tokens(prompt))
+    keep = (t for t in terms if not t.isdigit() and (not is_stop(t) or _glossary_word(t)))
+    return list(dict.fromkeys(keep))
+
+
+def _glossary_word(term: str) -> bool:
+    concept = wordforms.concept_of(term)
+    return concept is not None and term in concept.words and term not in EXTRA_STOP
 
 
 def word_forms(term: str) -> tuple[str, ...]:
-    """The term and its plain English inflections (invoices → invoice, timed → time), so
-    that a paraphrase finds the memory; other words stay as they are."""
-    if not (term.isascii() and term.isalpha() and len(term) >= 4):
-        return (term,)
-    forms = dict.fromkeys((term,) if term.endswith("s") else (term, term + "s"))
-    for suffix, *replacements in (("ies", "y"), ("es", "", "e"), ("s", ""), ("ed", "", "e"), ("ing", "", "e")):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            stem = term[: -len(suffix)]
-            forms.update(dict.fromkeys(stem + r for r in replacements))
-            break
-    return tuple(forms)
+    """The term and the English forms of it a memory may hold (invoices → invoice,
+    timed → time, deploy → deployment): see `wordforms.inflections`."""
+    return wordforms.inflections(term)
+
+
+def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """The prompt's terms with a glossary word in CJK as one term (its bigrams as a phrase,
+    マイグレーション → "マイ イグ … ョン"), and each term's candidate forms: its inflections
+    and the words of its glossary concept in every language (phrases space-joined)."""
+    out = list(terms)
+    forms: dict[str, tuple[str, ...]] = {}
+    for phrase, concept in wordforms.cjk_concepts(prompt):
+        parts = phrase.split()
+        at = [out.index(p) for p in parts if p in out]
+        if not at:
+            continue  # all its bigrams were stop words
+        out = [t for t in out if t not in parts]
+        out.insert(min(at), phrase)
+        forms[phrase] = (phrase, *concept.alternatives())
+    for first, second in _PAIR.findall(prompt):
+        joined = (first + second).casefold()  # time out → timeout, lock file → lockfile
+        if joined not in forms and joined not in out:
+            out.append(joined)
+            forms[joined] = word_forms(joined)
+    for term in out:
+        if term not in forms:
+            concept = wordforms.concept_of(term)
+            forms[term] = (*word_forms(term), *(concept.alternatives() if concept else ()))
+    return out, {t: tuple(dict.fromkeys(f)) for t, f in forms.items()}
+
+
+def held_forms(
+    forms: dict[str, tuple[str, ...]], df: dict[str, int], groups: Sequence[Sequence[str]] = ()
+) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Each term with the forms some memory holds (the term itself kept first), and the
+    document counts with a phrase's (its rarest bigram's) added. A part of an identifier
+    some memory holds keeps its inflections only: the identifier is the evidence, its
+    parts name no concept (the model of viewModelScope is no モデル)."""
+    counts = dict(df)
+    held: dict[str, tuple[str, ...]] = {}
+    code = {p for whole, *parts in groups if df.get(whole) for p in parts}
+    for term, candidates in forms.items():
+        if term in code:
+            candidates = word_forms(term)
+        kept = [term]
+        for form in candidates:
+            if " " in form and form not in counts:
+                parts = [df.get(p, 0) for p in form.split()]
+                if min(parts):
+                    counts[form] = min(parts)
+            if form != term and counts.get(form):
+                kept.append(form)
+        held[term] = tuple(kept)
+    return held, counts
 
 
 @dataclass(frozen=True)
@@ -153,6 +207,7 @@ class Scored:
     hit: Hit
     score: float
     coverage: float
+    units: frozenset[int] = frozenset()  # which of the prompt's units it holds
 
     @property
     def curated(self) -> bool:
@@ -164,6 +219,8 @@ def _idf(total: int, df: int) -> float:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-]+[A-Za-z0-9_]+)*")
+# Two plain words in a row: written as one word in a memory, they are that word.
+_PAIR = re.compile(r"(?<![\w./-])(?=([A-Za-z]{2,}) ([A-Za-z]{2,})(?![\w./-]))")
 
 
 def word_groups(prompt: str) -> list[list[str]]:
@@ -220,13 +277,18 @@ class _Prompt:
     probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool], ...]], ...] = ()
 
 
-def _prompt(terms: Sequence[str], total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> _Prompt:
-    forms = {t: word_forms(t) for t in terms}
+def _prompt(
+    terms: Sequence[str], total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = (), forms: dict | None = None
+) -> _Prompt:
+    """What scoring needs of these terms; `forms`: each term's held forms (`held_forms`),
+    its plain inflections when not given."""
+    forms = forms or {t: word_forms(t) for t in terms}
     held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
-    # A word no memory holds weighs as the rarest one held: it says the prompt may be
-    # about something else. Not counted when absent: a CJK bigram (mostly two words'
-    # seam, 部署到 → 署到) and a compound whose parts are terms too (err_pnpm_no_lockfile).
-    weight = {t: _idf(total, held[t] or 1) for t in terms}
+    # A word no memory holds weighs UNHELD of the rarest one held: it says the prompt may
+    # be about something else, but not as much as a word held says what it is about (a
+    # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
+    # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
+    weight = {t: _idf(total, held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
     counted = {t for t in terms if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))}
     units = _units(terms, groups)
     # The weightiest few units: a long prompt's chat around one question does not
@@ -248,13 +310,14 @@ def _prompt(terms: Sequence[str], total: int, df: dict[str, int], groups: Sequen
     return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld, tuple(probes))
 
 
-def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int, bool, bool]:
+def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], bool, bool]:
     """(score, weight covered, units matched, strong evidence, a deciding word anywhere).
     Strong: a deciding word in the title, description or tags, or a deciding identifier
     (DEPLOY_ENV, r.Context, src/app.py) anywhere: no word in passing."""
     score = covered = 0.0
-    matched, strong, decides = 0, False, False
-    for share, members in prompt.probes:
+    matched: set[int] = set()
+    strong = decides = False
+    for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
         for probes, weight, decisive, identifier in members:
             if any(p in head for p in probes):
@@ -269,16 +332,22 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, int,
         if best:
             score += share * max(top, BODY_ONLY * best)
             covered += share * best
-            matched += 1
-    return score, covered, matched, strong, decides
+            matched.add(number)
+    return score, covered, frozenset(matched), strong, decides
 
 
 def score_candidates(
-    hits: Sequence[Hit], terms: Sequence[str], fields: dict, total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = ()
+    hits: Sequence[Hit],
+    terms: Sequence[str],
+    fields: dict,
+    total: int,
+    df: dict[str, int],
+    groups: Sequence[Sequence[str]] = (),
+    forms: dict | None = None,
 ) -> list[Scored]:
     """Score each hit by the prompt's content words it holds (pure: index data given);
-    `groups`: the prompt's `word_groups`."""
-    prompt = _prompt(terms, total, df, groups)
+    `groups`: the prompt's `word_groups`, `forms`: its terms' held forms (`held_forms`)."""
+    prompt = _prompt(terms, total, df, groups, forms)
     scored = []
     for hit in hits:
         streams = fields.get(str(hit.memory.path))
@@ -287,9 +356,9 @@ def score_candidates(
         score, covered, matched, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
         # Evidence: a word that decides (not common in this store), and two words or a
         # strong one. One word in passing is none.
-        if decides and (matched >= 2 or strong):
+        if decides and (len(matched) >= 2 or strong):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
-            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole)))
+            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched))
     return scored
 
 
@@ -299,7 +368,8 @@ def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
     if not passing:
         return []
     best = max(s.score for s in passing)
-    kept = [s for s in passing if s.score >= NEAR_BEST * best]
+    # A memory that holds only part of what a better one holds adds nothing to it.
+    kept = [s for s in passing if s.score >= NEAR_BEST * best and not any(s.units < o.units for o in passing)]
     # A session note that quotes the prompt scores high on its words alone; the curated
     # memory that answered it goes first while its score is of the same order.
     kept.sort(
@@ -325,16 +395,15 @@ def relevant_hits(
     skip_ids: frozenset[str] = frozenset(),
 ) -> list[Scored]:
     """The memories really about `prompt`, best first, at most `k` (none when nothing passes)."""
-    terms = content_terms(prompt)
+    terms, candidates = prompt_forms(prompt, content_terms(prompt))
     if not terms or k < 1 or not roots:
         return []
-    forms = list(dict.fromkeys(f for t in terms for f in word_forms(t)))
-    df = index.doc_counts(forms)
+    lookups = {p for forms in candidates.values() for f in forms for p in f.split()}
+    df = index.doc_counts(sorted(lookups))
+    terms, groups = _joined(prompt, terms, df)
+    forms, df = held_forms(candidates, df, groups)
     total = index.count()
-    # Candidates come from the words that can decide, the rarest first: a memory found
-    # by common words alone could never pass, and their postings are what costs.
-    deciding = [f for f in forms if df.get(f) and not _is_common(df[f], total)]
-    chosen = rarest_within_budget(deciding, df, SEARCH_POSTINGS)[:MAX_TERMS]
+    chosen = _search_terms(terms, forms, df, total)
     if not chosen:
         return []  # no memory holds a word of it that could decide
     found = index.search_any(
@@ -345,4 +414,37 @@ def relevant_hits(
     if not hits:
         return []
     fields = index.field_tokens([h.memory.path for h in hits])
-    return above_floor(score_candidates(hits, terms, fields, total, df, word_groups(prompt)), k)
+    return above_floor(score_candidates(hits, terms, fields, total, df, groups, forms), k)
+
+
+def _joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list[str], list[list[str]]]:
+    """The terms without the joined pairs no memory holds, and the prompt's word groups,
+    a held pair (timeout of "time out") with its two words as one identifier has its parts."""
+    groups = word_groups(prompt)
+    pairs = {(a + b).casefold(): [a.casefold(), b.casefold()] for a, b in _PAIR.findall(prompt)}
+    kept = [t for t in terms if t not in pairs or t in groups or any(df.get(f) for f in word_forms(t))]
+    for joined, parts in pairs.items():
+        if joined in kept:
+            groups.append([joined, *parts])
+            kept.remove(joined)
+            at = min((kept.index(p) for p in parts if p in kept), default=len(kept))
+            kept.insert(at, joined)
+    return kept, groups
+
+
+def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: dict[str, int], total: int) -> list[str]:
+    """The tokens that find the candidates: the held forms of the rarest deciding terms
+    (a phrase by its rarest bigram), while their postings stay within SEARCH_POSTINGS
+    beyond the rarest term's. A memory found by common words alone could never pass, and
+    their postings are what costs."""
+    chosen: dict[str, None] = {}
+    postings = 0
+    deciding = [t for t in terms if max(df.get(f, 0) for f in forms[t]) and not _is_common(max(df.get(f, 0) for f in forms[t]), total)]
+    for term in sorted(deciding, key=lambda t: (max(df.get(f, 0) for f in forms[t]), terms.index(t))):
+        tokens = [min(f.split(), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f) and not _is_common(df[f], total)]
+        cost = sum(df[t] for t in tokens)
+        if chosen and (postings + cost > SEARCH_POSTINGS or len(chosen) + len(tokens) > MAX_SEARCH_TOKENS):
+            break
+        chosen.update(dict.fromkeys(tokens))
+        postings += cost
+    return list(chosen)

@@ -20,7 +20,8 @@ import re
 import unicodedata
 
 # Bump when the token stream changes: the index rebuilds itself on a mismatch.
-TOKENIZER_VERSION = 1
+# 2: a plural acronym (PDFs, APIs, IDs) is one word, not PD + Fs.
+TOKENIZER_VERSION = 2
 
 # Han (with extensions and compatibility forms), kana, Hangul syllables and jamo, and
 # the iteration marks 々〆〇. Halfwidth kana need no entry: NFKC widens them first.
@@ -33,9 +34,10 @@ _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
 # character already). Connectors at either end are not part of it ("end." -> "end").
 _COMPOUND = re.compile(r"\w+(?:[./-]+\w+)*")
 _SEPARATORS = re.compile(r"[._/-]+")
-# camelCase and digit boundaries in ASCII words: HTTPServer2 -> HTTP, Server, 2. Words
-# in other scripts stay whole (café is one word, not "caf" + "é").
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# camelCase and digit boundaries in ASCII words: HTTPServer2 -> HTTP, Server, 2; a plural
+# acronym stays one word (PDFs, APIs). Words in other scripts stay whole (café is one
+# word, not "caf" + "é").
+_CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Longer "words" are hashes, base64 blobs or minified code: index their parts only.
 MAX_WHOLE_TOKEN = 80

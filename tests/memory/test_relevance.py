@@ -72,3 +72,40 @@ def test_parts_of_an_identifier_no_memory_holds_count_half() -> None:
     prompt = relevance._prompt(["customer_id", "customer", "notebook"], 100, {"customer": 1})
     assert prompt.unheld == {"customer_id"}
     assert relevance._evidence(prompt, " customer ", " ")[1] == 0.5 * prompt.weight["customer"]
+
+
+def test_word_forms_are_inflections_with_the_words_stem() -> None:
+    from daemon.memory import wordforms
+
+    assert {"deploys", "deployed", "deploying", "deployment"} <= set(wordforms.inflections("deploy"))
+    assert "pod" in wordforms.inflections("pods") and "pdf" in wordforms.inflections("pdfs")
+    # production is not a form of product, nor builder of build
+    assert "product" not in wordforms.inflections("production") and "builder" not in wordforms.inflections("build")
+    assert relevance.content_terms("it cannot be sent between threads") == ["send", "threads"]
+    assert "ms" in relevance.content_terms("the p95 is 30 ms")  # an abbreviation of the glossary is no stop word
+
+
+def test_a_prompt_finds_a_memory_in_other_words_and_languages(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    write_memory(project_root.path, "gotcha/ts.md", "title: Parquet timestamps are nanoseconds\nkind: gotcha\nid: ts",
+                 "BigQuery wants microseconds: write with coerce_timestamps.")  # fmt: skip
+    write_memory(project_root.path, "lesson/clock.md", "title: テストでは時刻を注入する\nkind: lesson\nid: clock", "CI のタイムゾーンが UTC だった。")
+    write_memory(project_root.path, "lesson/mig.md", "title: 마이그레이션은 배포 전에 실행한다\nkind: lesson\nid: mig", "오래된 파드가 새 스키마에서 실패했다.")
+    write_memory(project_root.path, "fact/pdf.md", "title: Invoice PDF rendering\nkind: fact\nid: pdf", "Large invoices hit the request timeout.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "casting timestamp[ns] loses data") == ("ts",)  # ns: nanoseconds
+    assert shown(index, roots, "don't call time.Now() in tests") == ("clock",)  # time: 時刻
+    assert shown(index, roots, "run the migration before the deploy") == ("mig",)  # 마이그레이션, 배포
+    assert shown(index, roots, "big invoice PDFs time out") == ("pdf",)  # PDFs, "time out": timeout
+    assert shown(index, roots, "how do I center a div?") == ()
+
+
+def test_a_memory_holding_part_of_what_a_better_one_holds_is_not_shown(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "sessions/s1.md", "title: Invoice PDF rendering timeout\nkind: session\nid: s1", "Moved to a job.")
+    write_memory(project_root.path, "lesson/b.md", "title: Clone invoice totals before await\nkind: lesson\nid: b", "The future was not Send.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "downloading a big invoice as PDF gives a 504") == ("s1",)
+    assert shown(index, roots, "the invoice future is not Send") == ("b",)

@@ -37,6 +37,8 @@ def test_camel_case_and_digits_split_but_other_scripts_stay_whole():
     assert tokens("SearchIndex") == ["searchindex", "search", "index"]
     assert tokens("HTTPServer2")[1:] == ["http", "server", "2"]
     assert tokens("café") == ["café"]
+    # A plural acronym is one word: PDFs are not PD + Fs.
+    assert tokens("PDFs") == ["pdfs"] and tokens("listAPIs") == ["listapis", "list", "apis"]
 
 
 def test_width_and_case_are_folded():

@@ -1,0 +1,257 @@
+"""The forms a prompt's word may take in a memory, looked up at query time.
+
+A memory says "deployment", "not Send", "nanoseconds" or 時刻; the prompt says "deploys",
+"cannot be sent", `ns` or `time.Now`. The index keeps every memory's words as they are
+(no stemmed copy to store or rebuild); a prompt's word is looked up in the forms that may
+stand for it:
+
+- English inflections and derivations: candidates made by changing the word's ending
+  (deploy → deploys, deployed, deploying, deployment), kept only when the Snowball
+  stemmer (PyStemmer) gives them the word's own stem, and only when a memory holds them;
+- irregular verbs of everyday programming talk (sent → send, built → build, ran → run);
+- abbreviations programmers write (ns, ms, env, config, repo, db, k8s, BQ …) and the
+  words they stand for, both ways;
+- a small glossary of core concepts in English, Chinese, Japanese and Korean (time, 時刻,
+  时间, 시간; migration, マイグレーション, 迁移, 마이그레이션 …), so that a question asked in
+  one language finds a memory written in another. A CJK word of the glossary stands as
+  one unit of the prompt (its character bigrams are matched as a phrase, in order).
+
+Pure functions and tables; the caller looks the forms up in the index.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from daemon.memory import tokenize
+
+# Irregular past forms (and participles) to their verb.
+IRREGULAR = dict(
+    pair.split(">")
+    for pair in (
+        "sent>send built>build ran>run broke>break broken>break wrote>write written>write threw>throw "
+        "thrown>throw found>find lost>lose kept>keep began>begin begun>begin chose>choose chosen>choose "
+        "hid>hide hidden>hide took>take taken>take gave>give given>give got>get gotten>get went>go "
+        "gone>go done>do did>do froze>freeze frozen>freeze hung>hang held>hold led>lead left>leave "
+        "meant>mean paid>pay read>read rebuilt>rebuild rewrote>rewrite rewritten>rewrite shown>show "
+        "spent>spend split>split stole>steal stuck>stick swept>sweep told>tell understood>understand "
+        "undid>undo wound>wind woke>wake bound>bind fed>feed fell>fall fallen>fall shut>shut overran>overrun"
+    ).split()
+)
+
+# One concept a line: its words in English (first: what the others are read as), then
+# abbreviations and the words of the other languages. CJK words of one character are left
+# out: inside a memory's text they are half of a bigram, not a word.
+CONCEPTS = """
+time 時刻 时间 時間 시간 시각
+timestamp タイムスタンプ 时间戳 타임스탬프 ts
+timezone tz タイムゾーン 时区 시간대
+nanosecond ns ナノ秒 纳秒 나노초
+microsecond µs マイクロ秒 微秒 마이크로초
+millisecond ms ミリ秒 毫秒 밀리초
+thread スレッド 线程 스레드
+ci cicd
+test テスト 测试 테스트
+build ビルド 构建 빌드
+deploy deployment デプロイ 部署 배포
+release リリース 发布 릴리스 릴리즈
+migration migrate マイグレーション 迁移 마이그레이션
+database db データベース 数据库 데이터베이스
+log logging ログ 日志 로그
+cache caching キャッシュ 缓存 캐시
+certificate cert 証明書 证书 인증서
+lock ロック 锁定 잠금
+lockfile ロックファイル 锁文件
+state 状態 状态 상태
+configuration config cfg conf 設定 配置 설정
+environment env 環境 环境 환경
+repository repo リポジトリ 仓库 저장소
+permission 権限 权限 권한
+notification 通知 알림
+timeout タイムアウト 超时 타임아웃
+leak リーク 泄漏 泄露 누수
+disk ディスク 磁盘 디스크
+node ノード 节点 노드
+container コンテナ 容器 컨테이너
+probe プローブ 探针 프로브
+service サービス 服务 서비스
+client クライアント 客户端 클라이언트
+request req リクエスト 请求 요청
+response resp レスポンス 响应 응답
+query クエリ 查询 쿼리
+handler ハンドラ ハンドラー 핸들러
+schema スキーマ 스키마
+rounding 丸め 舍入 반올림
+float 浮動小数点 浮点 부동소수점
+amount 金額 金额 금액
+money お金 金钱 돈
+screen 画面 屏幕 화면
+domain ドメイン 域名 도메인
+dns 名前解決 域名解析
+parse parsing パース 解析 파싱
+class クラス 클래스
+model モデル 模型 모델
+queue キュー 队列 큐
+connection connect 接続 连接 연결
+upgrade アップグレード 升级 업그레이드
+version バージョン 版本 버전
+secret シークレット 密钥 시크릿
+signature 署名 签名 서명
+webhook ウェブフック 웹훅
+payment 決済 支付 결제
+invoice 請求書 发票 청구서 인보이스
+price 価格 价格 가격
+product 商品 产品 상품 제품
+restart 再起動 重启 재시작
+startup 起動 启动 기동
+scheduler スケジューラ スケジューラー 调度器 스케줄러
+commit コミット 提交 커밋
+editor エディタ エディター 编辑器 에디터
+format フォーマット 形式 格式 형식 포맷
+annotation アノテーション 注解 어노테이션
+eviction evict 驱逐 퇴출
+expiry expire expiration 有効期限 过期 만료
+renewal renew 续期 갱신
+counter カウンタ カウンター 计数器 카운터
+coroutine コルーチン 协程 코루틴
+package pkg パッケージ 패키지
+dependency deps 依存関係 依赖 의존성
+job ジョブ
+merge マージ 合并 병합
+kubernetes k8s 쿠버네티스
+bigquery bq
+postgres postgresql pg
+javascript js
+typescript
+authentication auth 認証 认证 인증
+authorization authz 認可 授权 인가
+directory dir ディレクトリ 目录 디렉터리
+production prod 本番 生产环境 프로덕션
+development dev 開発 开发 개발
+message msg メッセージ 消息 메시지
+argument args 引数 参数 인수
+parameter param params パラメータ 매개변수
+variable var 変数 变量 변수
+function func fn 関数 函数 함수
+library lib ライブラリ 库 라이브러리
+application app アプリ 应用 애플리케이션 앱
+documentation docs ドキュメント 文档 문서
+specification spec 仕様 规范 명세
+performance perf 性能 パフォーマンス 성능
+password パスワード 密码 비밀번호
+key キー 키
+retry リトライ 重试 재시도
+memory メモリ 内存 메모리
+"""
+
+_LATIN = re.compile(r"[a-zµ]+")
+# Endings tried on a word's stem; a candidate counts only when it has the word's stem.
+# Inflections, and -ment (deploy, deployment); not -ion or -er, whose stems join other
+# words (production and product, builder and build).
+_ENDINGS = ("", "s", "es", "e", "ed", "d", "ing", "ment", "ments", "y", "ies", "ied")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer: the Snowball stemmers in C
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """The word's Snowball (English) stem."""
+    return _stemmer().stemWord(word)
+
+
+def canonical(token: str) -> str:
+    """The word a token stands for when it is an irregular verb form (sent → send)."""
+    return IRREGULAR.get(token, token)
+
+
+@lru_cache(maxsize=4096)
+def inflections(word: str) -> tuple[str, ...]:
+    """The word and the forms of it a memory may hold (deploy → deploys, deployment …):
+    candidates whose stem is the word's; a plain English word only, others stay alone."""
+    if not (word.isascii() and word.isalpha() and len(word) >= 3):
+        return (word,)
+    root = stem(word)
+    roots = {root}
+    if root.endswith("i"):
+        roots.add(root[:-1] + "y")  # verifi → verify
+    if len(root) >= 3 and root[-1] == root[-2]:
+        roots.add(root[:-1])
+    found: dict[str, None] = {}
+    for base in sorted(roots):
+        for ending in _ENDINGS:
+            for candidate in (base + ending, base + base[-1] + ending if ending[:1] in ("e", "i") else ""):
+                if candidate and candidate not in found and len(candidate) >= 3 and stem(candidate) == root:
+                    found[candidate] = None
+    # Its plain plural or singular always (PDFs: the stemmer keeps pdfs); other forms
+    # only when the word is itself one (production is product + ion: no form of product).
+    single = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return tuple(dict.fromkeys((word, single, single + "s", *(found if word in found else ()))))
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One line of CONCEPTS: its English word first, then the others."""
+
+    words: tuple[str, ...]
+
+    def alternatives(self) -> tuple[str, ...]:
+        """Every word of the concept as it is looked up: token streams, space-joined
+        (a CJK word is the phrase of its bigrams), English words with their inflections."""
+        out: dict[str, None] = {}
+        for word in self.words:
+            found = tokenize.tokens(word)
+            if len(found) == 1 and found[0].isascii():
+                out.update(dict.fromkeys(inflections(found[0])))
+            elif found:
+                out[" ".join(found)] = None
+        return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _concepts() -> tuple[dict[str, Concept], tuple[tuple[str, Concept], ...]]:
+    """(English stem or abbreviation → concept, (CJK word, concept) longest first)."""
+    latin: dict[str, Concept] = {}
+    cjk: list[tuple[str, Concept]] = []
+    for line in CONCEPTS.strip().splitlines():
+        concept = Concept(tuple(unicodedata.normalize("NFKC", w).casefold() for w in line.split()))
+        for word in concept.words:
+            if _LATIN.fullmatch(word):
+                latin.setdefault(word, concept)
+                latin.setdefault(stem(word), concept)
+            elif len(word) >= 2:
+                cjk.append((word, concept))
+    cjk.sort(key=lambda item: -len(item[0]))
+    return latin, tuple(cjk)
+
+
+def concept_of(term: str) -> Concept | None:
+    """The glossary concept an English word or abbreviation stands for, if any."""
+    latin, _ = _concepts()
+    return latin.get(term) or (latin.get(stem(term)) if term.isascii() and term.isalpha() and len(term) >= 4 else None)
+
+
+def cjk_concepts(text: str) -> list[tuple[str, Concept]]:
+    """The glossary's CJK words in `text` (its phrase of bigrams, the concept), longest
+    first, a shorter word inside a longer one found left out."""
+    text = unicodedata.normalize("NFKC", text)
+    _, cjk = _concepts()
+    found: list[tuple[str, Concept]] = []
+    taken: list[tuple[int, int]] = []
+    for word, concept in cjk:
+        start = text.find(word)
+        while start != -1:
+            end = start + len(word)
+            if not any(s <= start and end <= e for s, e in taken):
+                taken.append((start, end))
+                found.append((" ".join(tokenize.tokens(word)), concept))
+                break
+            start = text.find(word, start + 1)
+    return found
