@@ -24,7 +24,8 @@ shares the prompt's *content* words, not its filler. The steps:
    four weightiest words: words no memory holds count too, at half the rarest word's
    weight, so a prompt about something else covers little, while a paraphrase's own words
    and a long prompt's chat do not drown its one question) and score near the best one.
-   A memory that holds only part of the words a better one holds is not shown beside it. Curated kinds (rule, lesson, gotcha, decision, fact) get a
+   A memory that holds only part of the words another one holds is not shown beside it
+   (a curated one is not pushed out by a session note, though). Curated kinds (rule, lesson, gotcha, decision, fact) get a
    lift, so they beat a session note that merely quotes the same words: one within half
    of the best score goes before every session note.
 
@@ -51,10 +52,11 @@ CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a sess
 MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
 NEAR_BEST = 0.45  # and this share of the best memory's score
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
+CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 CANDIDATES = 8  # rows taken from the index before scoring
-MAX_SEARCH_TOKENS = 16  # the candidates are found by this many word forms at most
+MAX_SEARCH_TOKENS = 8  # the candidates are found by this many word forms at most
 SEARCH_POSTINGS = 200  # and their postings stay within this many (beyond the rarest word's)
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 # A word this share of the memories hold (and at least COMMON_MIN) is common in this
@@ -149,12 +151,16 @@ def word_forms(term: str) -> tuple[str, ...]:
     return wordforms.inflections(term)
 
 
-def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+Forms = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # term → (its candidate forms, its glossary words)
+
+
+def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
     """The prompt's terms with a glossary word in CJK as one term (its bigrams as a phrase,
-    マイグレーション → "マイ イグ … ョン"), and each term's candidate forms: its inflections
-    and the words of its glossary concept in every language (phrases space-joined)."""
+    マイグレーション → "マイ イグ … ョン"), and each term's candidate forms (its
+    inflections, unverified) and the words of its glossary concept in every language
+    (phrases space-joined). Two words in a row are a term too (time out → timeout)."""
     out = list(terms)
-    forms: dict[str, tuple[str, ...]] = {}
+    forms: Forms = {}
     for phrase, concept in wordforms.cjk_concepts(prompt):
         parts = phrase.split()
         at = [out.index(p) for p in parts if p in out]
@@ -162,41 +168,36 @@ def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], dict[str
             continue  # all its bigrams were stop words
         out = [t for t in out if t not in parts]
         out.insert(min(at), phrase)
-        forms[phrase] = (phrase, *concept.alternatives())
+        forms[phrase] = ((phrase,), concept.alternatives())
     for first, second in _PAIR.findall(prompt):
         joined = (first + second).casefold()  # time out → timeout, lock file → lockfile
         if joined not in forms and joined not in out:
             out.append(joined)
-            forms[joined] = word_forms(joined)
+            forms[joined] = ((joined,), ())
     for term in out:
         if term not in forms:
             concept = wordforms.concept_of(term)
-            forms[term] = (*word_forms(term), *(concept.alternatives() if concept else ()))
-    return out, {t: tuple(dict.fromkeys(f)) for t, f in forms.items()}
+            forms[term] = (wordforms.candidate_forms(term), concept.alternatives() if concept else ())
+    return out, forms
 
 
-def held_forms(
-    forms: dict[str, tuple[str, ...]], df: dict[str, int], groups: Sequence[Sequence[str]] = ()
-) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
-    """Each term with the forms some memory holds (the term itself kept first), and the
-    document counts with a phrase's (its rarest bigram's) added. A part of an identifier
-    some memory holds keeps its inflections only: the identifier is the evidence, its
-    parts name no concept (the model of viewModelScope is no モデル)."""
+def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Each term with the forms some memory holds (the term itself kept first; a candidate
+    only when it is a form of the term), and the document counts with a phrase's (its
+    rarest bigram's) added. A part of an identifier some memory holds keeps its
+    inflections only: the identifier is the evidence, its parts name no concept (the
+    model of viewModelScope is no モデル)."""
     counts = dict(df)
     held: dict[str, tuple[str, ...]] = {}
     code = {p for whole, *parts in groups if df.get(whole) for p in parts}
-    for term, candidates in forms.items():
-        if term in code:
-            candidates = word_forms(term)
-        kept = [term]
-        for form in candidates:
-            if " " in form and form not in counts:
-                parts = [df.get(p, 0) for p in form.split()]
-                if min(parts):
-                    counts[form] = min(parts)
-            if form != term and counts.get(form):
-                kept.append(form)
-        held[term] = tuple(kept)
+    for term, (candidates, glossary) in forms.items():
+        for form in glossary:
+            if " " in form and form not in counts and min(df.get(p, 0) for p in form.split()):
+                counts[form] = min(df[p] for p in form.split())
+        kept = wordforms.forms_of(term, [f for f in candidates if f != term and counts.get(f)])
+        if term not in code:
+            kept += [f for f in glossary if f != term and counts.get(f)]
+        held[term] = tuple(dict.fromkeys([term, *kept]))
     return held, counts
 
 
@@ -362,14 +363,22 @@ def score_candidates(
     return scored
 
 
+def _outdone(memory: Scored, other: Scored) -> bool:
+    """True when `other` holds all of the prompt's words `memory` holds and more: then
+    `memory` adds nothing. A session note that quotes the prompt does not push out the
+    curated memory that answered it, unless that holds far less of the prompt."""
+    if not memory.units < other.units:
+        return False
+    return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
+
+
 def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
     """The candidates over the floor, best first (ties: newest, then path), at most `k`."""
     passing = [s for s in scored if s.coverage >= MIN_COVERAGE]
     if not passing:
         return []
     best = max(s.score for s in passing)
-    # A memory that holds only part of what a better one holds adds nothing to it.
-    kept = [s for s in passing if s.score >= NEAR_BEST * best and not any(s.units < o.units for o in passing)]
+    kept = [s for s in passing if s.score >= NEAR_BEST * best and not any(_outdone(s, o) for o in passing)]
     # A session note that quotes the prompt scores high on its words alone; the curated
     # memory that answered it goes first while its score is of the same order.
     kept.sort(
@@ -398,7 +407,7 @@ def relevant_hits(
     terms, candidates = prompt_forms(prompt, content_terms(prompt))
     if not terms or k < 1 or not roots:
         return []
-    lookups = {p for forms in candidates.values() for f in forms for p in f.split()}
+    lookups = {p for both in candidates.values() for forms in both for f in forms for p in f.split()}
     df = index.doc_counts(sorted(lookups))
     terms, groups = _joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
@@ -422,7 +431,7 @@ def _joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list
     a held pair (timeout of "time out") with its two words as one identifier has its parts."""
     groups = word_groups(prompt)
     pairs = {(a + b).casefold(): [a.casefold(), b.casefold()] for a, b in _PAIR.findall(prompt)}
-    kept = [t for t in terms if t not in pairs or t in groups or any(df.get(f) for f in word_forms(t))]
+    kept = [t for t in terms if t not in pairs or df.get(t)]
     for joined, parts in pairs.items():
         if joined in kept:
             groups.append([joined, *parts])
@@ -439,8 +448,9 @@ def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: d
     their postings are what costs."""
     chosen: dict[str, None] = {}
     postings = 0
-    deciding = [t for t in terms if max(df.get(f, 0) for f in forms[t]) and not _is_common(max(df.get(f, 0) for f in forms[t]), total)]
-    for term in sorted(deciding, key=lambda t: (max(df.get(f, 0) for f in forms[t]), terms.index(t))):
+    held = {t: max(df.get(f, 0) for f in forms[t]) for t in terms}
+    deciding = [t for t in terms if held[t] and not _is_common(held[t], total)]
+    for term in sorted(deciding, key=lambda t: (held[t], terms.index(t))):
         tokens = [min(f.split(), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f) and not _is_common(df[f], total)]
         cost = sum(df[t] for t in tokens)
         if chosen and (postings + cost > SEARCH_POSTINGS or len(chosen) + len(tokens) > MAX_SEARCH_TOKENS):

@@ -151,7 +151,7 @@ _LATIN = re.compile(r"[a-zµ]+")
 # Endings tried on a word's stem; a candidate counts only when it has the word's stem.
 # Inflections, and -ment (deploy, deployment); not -ion or -er, whose stems join other
 # words (production and product, builder and build).
-_ENDINGS = ("", "s", "es", "e", "ed", "d", "ing", "ment", "ments", "y", "ies", "ied")
+_ENDINGS = ("", "s", "es", "e", "ed", "ing", "ment", "ments")
 
 
 @lru_cache(maxsize=1)
@@ -172,28 +172,50 @@ def canonical(token: str) -> str:
     return IRREGULAR.get(token, token)
 
 
+@lru_cache(maxsize=8192)
+def candidate_forms(word: str) -> tuple[str, ...]:
+    """The word and the strings that may be forms of it (deploy → deploys, deployment …),
+    unverified: `is_form` tells which are, for the few a memory holds. Its plain plural
+    or singular always (PDFs: the stemmer keeps pdfs); the others only when the word is
+    itself its stem with an ending (production is product + ion: no form of product)."""
+    plain = plain_forms(word)
+    if not (word.isascii() and word.isalpha() and len(word) >= 3):
+        return plain
+    root = stem(word)
+    made = dict.fromkeys(root + ending for ending in _ENDINGS)
+    if root.endswith("e"):  # time: timed, timing
+        made.update(dict.fromkeys((root + "d", root[:-1] + "ing")))
+    if root.endswith("i"):  # verifi: verify, verifies, verified
+        made.update(dict.fromkeys((root[:-1] + "y", root + "es", root + "ed")))
+    if len(root) <= 4 and root[-1] not in "aeiouwxy":  # run: running, pod: podded
+        made.update(dict.fromkeys((root + root[-1] + "ing", root + root[-1] + "ed")))
+    return tuple(dict.fromkeys((*plain, *made))) if word in made else plain
+
+
+def is_form(word: str, form: str) -> bool:
+    """True when `form` (one of `candidate_forms(word)`) is a form of the word."""
+    return form in plain_forms(word) or stem(form) == stem(word)
+
+
+def forms_of(word: str, candidates: list[str]) -> list[str]:
+    """Those of `candidates` (of `candidate_forms(word)`) that are forms of the word,
+    stemmed in one call."""
+    if not candidates:
+        return []
+    plain, root = plain_forms(word), stem(word)
+    return [f for f, its in zip(candidates, _stemmer().stemWords(candidates)) if f in plain or its == root]
+
+
 @lru_cache(maxsize=4096)
 def inflections(word: str) -> tuple[str, ...]:
-    """The word and the forms of it a memory may hold (deploy → deploys, deployment …):
-    candidates whose stem is the word's; a plain English word only, others stay alone."""
-    if not (word.isascii() and word.isalpha() and len(word) >= 3):
-        return (word,)
-    root = stem(word)
-    roots = {root}
-    if root.endswith("i"):
-        roots.add(root[:-1] + "y")  # verifi → verify
-    if len(root) >= 3 and root[-1] == root[-2]:
-        roots.add(root[:-1])
-    found: dict[str, None] = {}
-    for base in sorted(roots):
-        for ending in _ENDINGS:
-            for candidate in (base + ending, base + base[-1] + ending if ending[:1] in ("e", "i") else ""):
-                if candidate and candidate not in found and len(candidate) >= 3 and stem(candidate) == root:
-                    found[candidate] = None
-    # Its plain plural or singular always (PDFs: the stemmer keeps pdfs); other forms
-    # only when the word is itself one (production is product + ion: no form of product).
+    """The forms of the word that are forms of it (`candidate_forms`, verified)."""
+    return tuple(forms_of(word, list(candidate_forms(word))))
+
+
+def plain_forms(word: str) -> tuple[str, ...]:
+    """The word, its singular and its plural (the plain -s only)."""
     single = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-    return tuple(dict.fromkeys((word, single, single + "s", *(found if word in found else ()))))
+    return tuple(dict.fromkeys((word, single, single + "s")))
 
 
 @dataclass(frozen=True)
@@ -205,31 +227,35 @@ class Concept:
     def alternatives(self) -> tuple[str, ...]:
         """Every word of the concept as it is looked up: token streams, space-joined
         (a CJK word is the phrase of its bigrams), English words with their inflections."""
-        out: dict[str, None] = {}
-        for word in self.words:
-            found = tokenize.tokens(word)
-            if len(found) == 1 and found[0].isascii():
-                out.update(dict.fromkeys(inflections(found[0])))
-            elif found:
-                out[" ".join(found)] = None
-        return tuple(out)
+        return _alternatives(self)
+
+
+@lru_cache(maxsize=512)
+def _alternatives(concept: Concept) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for word in concept.words:
+        found = tokenize.tokens(word)
+        if len(found) == 1 and found[0].isascii():
+            out.update(dict.fromkeys(inflections(found[0])))
+        elif found:
+            out[" ".join(found)] = None
+    return tuple(out)
 
 
 @lru_cache(maxsize=1)
-def _concepts() -> tuple[dict[str, Concept], tuple[tuple[str, Concept], ...]]:
-    """(English stem or abbreviation → concept, (CJK word, concept) longest first)."""
+def _concepts() -> tuple[dict[str, Concept], dict[str, Concept]]:
+    """(English word, its stem or abbreviation → concept, CJK word → concept)."""
     latin: dict[str, Concept] = {}
-    cjk: list[tuple[str, Concept]] = []
+    cjk: dict[str, Concept] = {}
     for line in CONCEPTS.strip().splitlines():
         concept = Concept(tuple(unicodedata.normalize("NFKC", w).casefold() for w in line.split()))
         for word in concept.words:
             if _LATIN.fullmatch(word):
                 latin.setdefault(word, concept)
                 latin.setdefault(stem(word), concept)
-            elif len(word) >= 2:
-                cjk.append((word, concept))
-    cjk.sort(key=lambda item: -len(item[0]))
-    return latin, tuple(cjk)
+            elif 2 <= len(word) <= _LONGEST:
+                cjk.setdefault(word, concept)
+    return latin, cjk
 
 
 def concept_of(term: str) -> Concept | None:
@@ -238,20 +264,27 @@ def concept_of(term: str) -> Concept | None:
     return latin.get(term) or (latin.get(stem(term)) if term.isascii() and term.isalpha() and len(term) >= 4 else None)
 
 
+_ANY_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_ANY_CJK_RUN = re.compile("[\u3005-\u3007\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_LONGEST = 10  # characters of the longest CJK word the glossary looks for
+
+
 def cjk_concepts(text: str) -> list[tuple[str, Concept]]:
-    """The glossary's CJK words in `text` (its phrase of bigrams, the concept), longest
-    first, a shorter word inside a longer one found left out."""
-    text = unicodedata.normalize("NFKC", text)
+    """The glossary's CJK words in `text` (its phrase of bigrams, the concept), each
+    run read left to right, the longest word at each place first (マイグレーション, not
+    マイ…), a word found once."""
+    if not _ANY_CJK.search(text):
+        return []
     _, cjk = _concepts()
-    found: list[tuple[str, Concept]] = []
-    taken: list[tuple[int, int]] = []
-    for word, concept in cjk:
-        start = text.find(word)
-        while start != -1:
-            end = start + len(word)
-            if not any(s <= start and end <= e for s, e in taken):
-                taken.append((start, end))
-                found.append((" ".join(tokenize.tokens(word)), concept))
-                break
-            start = text.find(word, start + 1)
-    return found
+    found: dict[str, Concept] = {}
+    for run in _ANY_CJK_RUN.findall(unicodedata.normalize("NFKC", text)):
+        start = 0
+        while start < len(run) - 1:
+            for end in range(min(len(run), start + _LONGEST), start + 1, -1):
+                concept = cjk.get(run[start:end])
+                if concept is not None:
+                    found.setdefault(" ".join(tokenize.tokens(run[start:end])), concept)
+                    start = end - 1
+                    break
+            start += 1
+    return list(found.items())
