@@ -19,12 +19,13 @@ import itertools
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.memory import relevance
 from daemon.memory.clip import clip_text, cut, readable
+from daemon.memory.frontmatter import parse_time
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
@@ -116,10 +117,6 @@ def estimate_tokens(text: str) -> int:
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
-def _rule_order(memory: Memory) -> tuple:
-    return (memory.kind.casefold() not in FIRST_KINDS, -memory.newest.timestamp(), memory.title_key, str(memory.path))
-
-
 def inventory_lines(
     index: SearchIndex,
     roots: Sequence[MemoryRoot],
@@ -168,32 +165,54 @@ def _fit_lines(candidates: Sequence[str], total: int, budget: int, more_hint: st
     return lines, shown
 
 
-def _bounded(rules: Sequence[Memory], budget: int) -> str:
-    """Hard rules, one line each, within `budget` characters (a tree with dozens of them is a mistake)."""
+def _bounded(rules: Sequence[Memory], budget: int, total: int | None = None) -> str:
+    """Hard rules, one line each, within `budget` characters (a tree with dozens of them is a
+    mistake). `rules` may be only the first of `total` (enough to fill the budget)."""
+    total = len(rules) if total is None else total
     lines: list[str] = []
     used = 0
     for number, memory in enumerate(rules):
         line = _rule_line(memory)
-        if used + len(line) + 1 > budget and number < len(rules) - 1:
-            lines.append(f"… {len(rules) - number} more hard rules: `memoryd list --kind {memory.kind or 'rule'}`")
+        if used + len(line) + 1 > budget and number < total - 1:
+            lines.append(f"… {total - number} more hard rules: `memoryd list --kind {memory.kind or 'rule'}`")
             break
         lines.append(line)
         used += len(line) + 1
     return "\n".join(lines)
 
 
-def _hard_rules(index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None) -> list[Memory]:
-    rules = index.visible(roots, now, listed_only=True, hard_rules=True, project=project)
-    return sorted(rules, key=_rule_order)
+# A rule's line holds at least "- ", " (id ", ")" and its newline: no more than this many
+# lines of RULES_CHARS are ever rendered (the last one tried included).
+_RULES_SHOWN = RULES_CHARS // 9 + 2
+
+
+def _newest(updated: str | None, created: str | None, mtime: float) -> float:
+    """`Memory.newest` of an index row, as a timestamp."""
+    return (parse_time(updated) or parse_time(created) or datetime.fromtimestamp(mtime, UTC)).timestamp()
+
+
+def _hard_rules(
+    index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None
+) -> tuple[list[Memory], int, set[str]]:
+    """The hard rules in their order (lessons and gotchas first, then newest): the first
+    ones that can be shown (read in full), how many there are, and all their ids."""
+    keys = sorted(
+        (
+            (kind.casefold() not in FIRST_KINDS, -_newest(updated, created, mtime), title_key, path, rowid, memory_id)
+            for rowid, memory_id, kind, updated, created, mtime, title_key, path in index.rule_keys(roots, now, project)
+        )
+    )
+    first = index.by_rowids([key[4] for key in keys[:_RULES_SHOWN]])
+    return first, len(keys), {key[5] for key in keys}
 
 
 def routing_rows(index: SearchIndex, root: MemoryRoot, now: datetime) -> tuple[tuple[str, str, str], ...]:
     """The project's scenario → file routing (ROOT.md's table): (scenario, path, id), sorted."""
     return tuple(
         sorted(
-            (_neutral(scenario), memory.category + "/" + memory.filename, memory.id)
-            for memory in index.visible([root], now, listed_only=True)
-            for scenario in memory.scenarios
+            (_neutral(scenario), category + "/" + filename, memory_id)
+            for category, filename, memory_id, scenarios in index.routed([root], now)
+            for scenario in scenarios
         )
     )
 
@@ -326,10 +345,10 @@ def build_stable(
     rule_ids: set[str] = set()
     for scope in ("project", "global"):
         scoped = [r for r in roots if r.scope == scope]
-        rules = _hard_rules(index, scoped, now, project) if scoped else []
-        rule_ids.update(m.id for m in rules)
+        rules, count, ids = _hard_rules(index, scoped, now, project) if scoped else ([], 0, set())
+        rule_ids.update(ids)
         if rules:
-            sections.append(f"## Hard rules ({scope})\n" + _bounded(rules, RULES_CHARS))
+            sections.append(f"## Hard rules ({scope})\n" + _bounded(rules, RULES_CHARS, count))
     head = "\n\n".join(sections)
     rules_digest = hashlib.sha256("\n\n".join(sections[1:]).encode()).hexdigest()[:16]
     root = next((r for r in roots if r.scope == "project"), None)

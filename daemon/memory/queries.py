@@ -219,6 +219,33 @@ class IndexQueries(SearchQueries):
             order += f" LIMIT {max(0, int(limit))}"
         return self._select(where, params, order)
 
+    def routed(self, roots: Sequence[MemoryRoot], now: datetime) -> list[tuple[str, str, str, tuple[str, ...]]]:
+        """(category, file name, id, scenarios) of the live memories with scenarios that a
+        caller with these roots sees: ROOT.md's routing, without a Memory built for each."""
+        if not roots:
+            return []
+        where, params = self._visible(roots, now, True)
+        sql = f"SELECT d.category, d.path, d.id, d.scenarios FROM doc d WHERE {where} AND (d.scenarios != '[]' OR d.hard_rule = 1)"
+        return [(c, p[p.rfind("/") + 1 :], i, _json_list(sc)) for c, p, i, sc in self._db.execute(sql, params) if sc != "[]"]
+
+    def rule_keys(self, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None) -> list[sqlite3.Row]:
+        """(rowid, id, kind, updated, created, mtime, title_key, path) of the live hard rules
+        a caller with these roots sees (`project`: as in `visible`): what orders them."""
+        if not roots:
+            return []
+        where, params = self._visible(roots, now, True, project)
+        sql = f"SELECT d.rowid, d.id, d.kind, d.updated, d.created, d.mtime, d.title_key, d.path FROM doc d WHERE {where} AND d.hard_rule = 1"
+        return self._db.execute(sql, params).fetchall()
+
+    def by_rowids(self, rowids: Sequence[int]) -> list[Memory]:
+        """The memories of these index rows, in this order."""
+        if not rowids:
+            return []
+        roots: dict[str, MemoryRoot] = {}
+        sql = f"SELECT d.rowid AS row_number, {SELECT} FROM doc d WHERE d.rowid IN ({', '.join('?' * len(rowids))})"
+        found = {row["row_number"]: self._memory(row, roots) for row in self._db.execute(sql, list(rowids))}
+        return [found[rowid] for rowid in rowids]
+
     def count_visible(
         self, roots: Sequence[MemoryRoot], now: datetime | None = None, project: str | None = None, *, hard_rules: bool = True
     ) -> int:

@@ -57,3 +57,32 @@ def test_a_stable_part_kept_in_the_index_comes_back_equal() -> None:
     back = _decode(_encode(part))
     assert back == part and back.routing_words == part.routing_words == routing_words(rows)
     assert back.render("部署 please", 400) == part.render("部署 please", 400)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hard_rules_read_as_far_as_shown_are_the_plain_sorted_rules(tmp_path, seed: int) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from daemon.memory.context import FIRST_KINDS, RULES_CHARS, _bounded, _hard_rules, build_stable
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.roots import MemoryRoot
+    from tests.memory.conftest import NOW, write_memory
+
+    rng = random.Random(seed)
+    root = MemoryRoot(tmp_path / "global", "global")
+    for n in range(rng.choice((3, 40, 150))):
+        when = "" if rng.random() < 0.2 else f"\nupdated: {(NOW - timedelta(hours=rng.randrange(60))).isoformat()}"
+        title = rng.choice(("x", "Never push to main", "部署前先备份", "Run the migrations first " * rng.randint(1, 12)))
+        write_memory(root.path, f"rule/r{n}.md", f"title: {title}\nkind: {rng.choice(('rule', 'Lesson', 'GOTCHA', ''))}"
+                     f"\nid: r{n}\nhard_rule: true{when}")  # fmt: skip
+    with SearchIndex(tmp_path / "index.db") as index:
+        index.sync_root(root)
+        plain = sorted(
+            index.visible([root], NOW, hard_rules=True, project=""),
+            key=lambda m: (m.kind.casefold() not in FIRST_KINDS, -m.newest.timestamp(), m.title_key, str(m.path)),
+        )
+        first, count, ids = _hard_rules(index, [root], NOW, "")
+        assert count == len(plain) and ids == {m.id for m in plain}
+        assert [m.path for m in first] == [m.path for m in plain[: len(first)]]
+        assert _bounded(first, RULES_CHARS, count) == _bounded(plain, RULES_CHARS)
+        assert ("## Hard rules (global)\n" + _bounded(plain, RULES_CHARS)) in build_stable(index, [root], NOW).head
