@@ -13,6 +13,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from daemon.scrub.scan import find_anchored
 from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
@@ -22,6 +23,7 @@ _ASSIGN = re.compile(  # run over the lower-cased text
     r"(?:pass|pwd|pw|secret|token|key|auth|cred|sig(?:nature)?(?![a-z])|pat(?![a-z])|hmac)"
     r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*"
 )
+_ASSIGN_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "pat", "hmac")  # what a match starts with
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 STRONG = frozenset(
@@ -115,13 +117,13 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
 
 def find_assignments(text: str, low: str) -> Iterator[Span]:
     """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name."""
-    if ("=" in low or ":" in low or "(" in low) and _has_secret_word(low):  # what _ASSIGN needs
+    if "=" in low or ":" in low or "(" in low:  # (what _ASSIGN ends with)
         yield from _find_bound(text, low)
     yield from _find_pairs(text, low)
 
 
 def _find_bound(text: str, low: str) -> Iterator[Span]:
-    for match in _ASSIGN.finditer(low):
+    for match in find_anchored(_ASSIGN, low, _ASSIGN_WORDS):
         key_end = match.start("close")
         start = _name_start(text, match.start())
         if text.startswith("//", start) and text[start - 1 : start] == ":":
@@ -146,11 +148,6 @@ def _find_bound(text: str, low: str) -> Iterator[Span]:
         if value and judge_value(value, need, quoted, spaced, name, call=op == "("):
             kind = "aws_secret_key" if "aws" in name.lower() and "secret" in name.lower() else "assignment"
             yield vstart, vend, kind
-
-
-def _has_secret_word(low: str) -> bool:
-    """One of the words _ASSIGN starts with is in the (lower-cased) text."""
-    return "pass" in low or "pw" in low or "secret" in low or "token" in low or "key" in low or "auth" in low or "cred" in low or "sig" in low or "pat" in low or "hmac" in low
 
 
 _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z][A-Za-z']*(?:[ \t,.;:!?]|$)", re.M)
@@ -283,6 +280,7 @@ _SCHEMES = frozenset(
     "genieKey dsn".lower().split()
 )
 _SCHEME = re.compile(r"(?:bearer|basic|ssws|splunk|token)[ \t]+(?P<val>[A-Za-z0-9._~+/=\-]{16,})")
+_SCHEME_WORDS = ("bearer", "basic", "ssws", "splunk", "token")
 
 
 def _empty_basic(value: str) -> bool:
@@ -308,45 +306,45 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
                 continue  # (and `Basic base64_encoded_creds`, which is no base64)
             if not is_placeholder(value) and not is_reference(value) and (scheme in _SCHEMES or looks_random(value, 12, True)):
                 yield m.start("val"), m.end("val"), "auth_header"
-    if "bearer" in low or "basic" in low or "ssws" in low or "splunk" in low or "token" in low:
-        for m in _SCHEME.finditer(low):
-            if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "-_") or low[m.start("val")] == "-":
-                continue
-            value = text[m.start("val") : m.end("val")]
-            if not is_placeholder(value) and looks_random(value.rstrip("="), 16, allow_hex=True):
-                yield m.start("val"), m.end("val"), "auth_header"
+    for m in find_anchored(_SCHEME, low, _SCHEME_WORDS):
+        if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "-_") or low[m.start("val")] == "-":
+            continue
+        value = text[m.start("val") : m.end("val")]
+        if not is_placeholder(value) and looks_random(value.rstrip("="), 16, allow_hex=True):
+            yield m.start("val"), m.end("val"), "auth_header"
 
 
 _PROSE_NAME = re.compile(r"(?:password|passphrase|passwd|passcode|pass word|pin|api key|access key|secret key|key|token|secret)s?\b")
+_PROSE_WORDS = ("pass", "pin", "api key", "access key", "secret", "key", "token")
 # The verb is a word of prose: a space or a colon follows it (`(?:is|was)` in a regex is code).
 _PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"'`]?(?P<val>[^\s\"'`]+)")
 _LOGIN = re.compile(
     r"(?:login|log-in|credentials?|creds|user(?:name)?|account)\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
     r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})"
 )
+_LOGIN_WORDS = ("login", "log-in", "cred", "user", "account")
 
 
 def find_prose(text: str, low: str) -> Iterator[Span]:
     """"the password is X", "password for admin changed to X", "login is admin / X"."""
-    if "pass" in low or "pin" in low or "key" in low or "token" in low or "secret" in low:
-        for m in _PROSE_NAME.finditer(low):
-            if m.start() and low[m.start() - 1].isalnum():
+    for m in find_anchored(_PROSE_NAME, low, _PROSE_WORDS):
+        if m.start() and low[m.start() - 1].isalnum():
+            continue
+        line_end = text.find("\n", m.end())
+        window = text[m.end() : min(m.end() + 200, line_end if line_end >= 0 else len(text))]
+        strong = m.group(0).lower().startswith("pass")
+        for v in _PROSE_VERB.finditer(window):
+            value = v.group("val").rstrip(".,;:!?)]")
+            if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
                 continue
-            line_end = text.find("\n", m.end())
-            window = text[m.end() : min(m.end() + 200, line_end if line_end >= 0 else len(text))]
-            strong = m.group(0).lower().startswith("pass")
-            for v in _PROSE_VERB.finditer(window):
-                value = v.group("val").rstrip(".,;:!?)]")
-                if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
-                    continue
-                if v.start() > 60:
-                    break
-                if (password_like(value) if strong else looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)):
-                    start = m.end() + v.start("val")
-                    yield start, start + len(value), "password"
-                    break
-    if (" /" in text or "\t/" in text) and ("log" in low or "cred" in low or "user" in low or "account" in low):
-        for m in _LOGIN.finditer(low):
+            if v.start() > 60:
+                break
+            if (password_like(value) if strong else looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)):
+                start = m.end() + v.start("val")
+                yield start, start + len(value), "password"
+                break
+    if " /" in text or "\t/" in text:  # (what _LOGIN needs after the user name)
+        for m in find_anchored(_LOGIN, low, _LOGIN_WORDS):
             value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
             if password_like(value):
                 yield m.start("val"), m.start("val") + len(value), "password"
