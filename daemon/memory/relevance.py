@@ -3,11 +3,13 @@
 A preview costs every step of a session its tokens, so one is shown only when the memory
 shares the prompt's *content* words, not its filler. The steps:
 
-1. The prompt's tokens minus stop words (English, Chinese, Japanese, Korean from the
+1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean from the
    `stop-words` package, a few words of chat about memory itself, and the words of every
    bug report: fix, fails, error, 失败, エラー, 실패): filler never decides. A CJK bigram is
    filler when it is a stop word, when both its characters are one-character stop words
-   (的是, 我们), or when it is all hiragana (grammar: します).
+   (的是, 我们), or when it is all hiragana (grammar: します). A Korean or katakana word
+   (a run of its script) is one term, found only where a word starts: 모델에 is 모델 with
+   a particle, never the 모델 inside 뷰모델, and レート is not the レー of マイグレーション.
 2. A word more than 2 % of the memories (and over 20) hold is common in this store: it
    may add to a memory's score but never decides. Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
@@ -37,12 +39,13 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 
-from daemon.memory import tokenize, wordforms
+from daemon.memory import stopwords, tokenize, wordforms
+from daemon.memory.stopwords import EXTRA_STOP, is_stop
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
@@ -64,72 +67,9 @@ COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not 
 COMMON_SHARE = 0.02
 COMMON_MIN = 20
 
-STOP_LANGUAGES = ("en", "zh", "ja", "ko")
-# Words of chat about memory and sessions that the lists lack.
-EXTRA_STOP = frozenset(
-    "hey hi hello thanks please remind remember recall recalled earlier again still check checking "
-    "figure figured wondering basically yeah gonna wanna talking talk tell telling session sessions "
-    "memory memories question questions thing things stuff".split()
-    + ["一下", "请问", "帮我", "如何", "什么", "为什么", "怎么", "怎样", "问题", "之前", "上次", "现在", "应该"]
-    + ["教えて", "ください", "どうして", "なぜ", "どう", "方法", "前回", "以前", "について"]
-    + ["어떻게", "왜", "뭐", "무엇", "해주세요", "알려", "주세요", "이전", "지난번", "관련"]
-)
-# Words of every bug report, in four languages: a prompt and a memory that share only
-# these share no topic, so they are filler here too.
-WEAK = frozenset(
-    "fix fixed fixes fixing fail fails failed failing failure failures error errors broken broke break "
-    "breaks bug bugs issue issues problem problems wrong work works working worked help look looking "
-    "try trying tried change changed changes use using used add added make made".split()
-    + ["失败", "错误", "问题", "报错", "修复", "修改", "出错", "看看", "使用", "添加"]
-    + ["失敗", "エラ", "ラー", "不具", "具合", "修正", "問題", "追加", "変更"]
-    + ["실패", "오류", "에러", "문제", "수정", "추가", "변경", "사용"]
-)
-# Words the English list holds that name things in software: they may decide.
-KEEP = frozenset(
-    "test tests build run state states system systems order open close page pages value values group "
-    "groups member members home number numbers name names line lines point points area areas case cases "
-    "side new old world face".split()
-)
-_HIRAGANA = re.compile("[\u3040-\u309f]")
+_HANGUL, _KATAKANA = "\uac00-\ud7af", "\u30a0-\u30ff"  # character ranges of the scripts that space their words
 _COMPOUND = re.compile(r"\w[._/-]+\w")
-# Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
-# or is grammar (我们); the characters of content words are other ones.
-_ZH_PARTICLES = frozenset("的了着吗呢吧啊呀是把被这那们么我你他她它与及或但就都也还又很太到得地")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
-
-
-@lru_cache(maxsize=1)
-def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
-    """Return (stop tokens, one-character CJK stop words), built once from the lists."""
-    from stop_words import get_stop_words
-
-    words = {w for lang in STOP_LANGUAGES for w in get_stop_words(lang)} | EXTRA_STOP | WEAK
-    singles = frozenset(w for w in words if len(w) == 1 and _CJK.match(w))
-    tokens: set[str] = set()
-    for word in words:
-        if word in KEEP:
-            continue
-        found = tokenize.tokens(word)
-        # A longer CJK stop word of the lists gives no bigrams (関係 in 관계가 있다 is a
-        # word of its own); our own few do.
-        if len(found) == 1 or not _CJK.search(word) or word in EXTRA_STOP or word in WEAK:
-            tokens.update(t for t in found if t not in KEEP)
-    if len(tokens) < 500:  # the lists ship with the package: their absence is a broken install
-        raise RuntimeError("the stop-words package gave almost no stop words: reinstall memoryd")
-    return frozenset(tokens), singles
-
-
-def is_stop(token: str) -> bool:
-    """True when a token is filler that must never decide what a prompt is about."""
-    stops, singles = stop_tokens()
-    if token in stops:
-        return True
-    if len(token) == 2 and _CJK.match(token):
-        # Japanese content words are kanji and katakana; hiragana is grammar or okurigana.
-        if _HIRAGANA.search(token) or token[0] in _ZH_PARTICLES or token[1] in _ZH_PARTICLES:
-            return True
-        return token[0] in singles and token[1] in singles
-    return len(token) == 1 and (token in singles or not token.isalnum() or token.isascii())
+_CJK = stopwords.CJK
 
 
 def content_terms(prompt: str) -> list[str]:
@@ -152,6 +92,39 @@ def word_forms(term: str) -> tuple[str, ...]:
 
 
 Forms = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # term → (its candidate forms, its glossary words)
+# A Hangul or katakana word: a run of the script (Korean words are spaced, particles glued
+# on; katakana words end where the script does).
+_WORD_RUN = re.compile("[\uac00-\ud7af]{2,}|[\u30a0-\u30ff]{2,}")
+STARTS = wordforms.STARTS
+parts = wordforms.parts
+
+
+def _surface(phrase: str) -> str:
+    """The text of a phrase of bigrams (マイ イグ グレ → マイグレ)."""
+    bigrams = parts(phrase)
+    return bigrams[0] + "".join(b[1:] for b in bigrams[1:])
+
+
+def _word_runs(prompt: str, out: list[str], forms: Forms) -> list[str]:
+    """Each Hangul and katakana word of the prompt as one term: the phrase of its bigrams,
+    found only where a word starts, its ending (a Korean particle, up to three syllables)
+    optional: 모델에 is 모델, never the 모델 of 뷰모델; レー of レート is not マイグレーション's."""
+    text = unicodedata.normalize("NFKC", prompt)
+    for run in _WORD_RUN.findall(text):
+        bigrams = tokenize.tokens(run)
+        at = [out.index(b) for b in bigrams if b in out]
+        if not at or bigrams[0] not in out:  # a stop word with its particle (무엇을)
+            out = [t for t in out if t not in bigrams]
+            continue
+        shortest = 2 if run[0] >= "\uac00" else max(2, len(run) - 4)
+        prefixes = [STARTS + " ".join(bigrams[: n - 1]) for n in range(len(run), max(1, shortest - 1), -1)]
+        term = prefixes[0]
+        out = [t for t in out if t not in bigrams]
+        out.insert(min(at), term)
+        # a glossary word that starts the run (알림 of 알림이), not one inside it (모델 of 뷰모델)
+        glossary = [a for phrase, c in wordforms.cjk_concepts(run) if run.startswith(_surface(phrase)) for a in c.alternatives()]
+        forms[term] = (tuple(prefixes), tuple(glossary))
+    return out
 
 
 def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
@@ -159,8 +132,8 @@ def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
     マイグレーション → "マイ イグ … ョン"), and each term's candidate forms (its
     inflections, unverified) and the words of its glossary concept in every language
     (phrases space-joined). Two words in a row are a term too (time out → timeout)."""
-    out = list(terms)
     forms: Forms = {}
+    out = _word_runs(prompt, list(terms), forms)
     for phrase, concept in wordforms.cjk_concepts(prompt):
         parts = phrase.split()
         at = [out.index(p) for p in parts if p in out]
@@ -191,10 +164,13 @@ def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]]
     held: dict[str, tuple[str, ...]] = {}
     code = {p for whole, *parts in groups if df.get(whole) for p in parts}
     for term, (candidates, glossary) in forms.items():
-        for form in glossary:
-            if " " in form and form not in counts and min(df.get(p, 0) for p in form.split()):
-                counts[form] = min(df[p] for p in form.split())
-        kept = wordforms.forms_of(term, [f for f in candidates if f != term and counts.get(f)])
+        for form in (*candidates, *glossary):
+            if (" " in form or form.startswith(STARTS)) and form not in counts and min(df.get(p, 0) for p in parts(form)):
+                counts[form] = min(df[p] for p in parts(form))
+        if term.startswith(STARTS):
+            kept = [f for f in candidates if f != term and counts.get(f)]
+        else:
+            kept = wordforms.forms_of(term, [f for f in candidates if f != term and counts.get(f)])
         if term not in code:
             kept += [f for f in glossary if f != term and counts.get(f)]
         held[term] = tuple(dict.fromkeys([term, *kept]))
@@ -290,7 +266,7 @@ def _prompt(
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
     # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
     weight = {t: _idf(total, held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
-    counted = {t for t in terms if held[t] or not (_CJK.match(t) or _COMPOUND.search(t))}
+    counted = {t for t in terms if held[t] or not (_CJK.match(t.lstrip(STARTS)) or _COMPOUND.search(t))}
     units = _units(terms, groups)
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
@@ -302,13 +278,35 @@ def _prompt(
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (tuple(f" {f} " for f in forms[t] if df.get(f)), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)))
+            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)))
             for t in unit
             if held[t]
         )  # fmt: skip
         if members:
             probes.append((share, members))
     return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld, tuple(probes))
+
+
+def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple:
+    """What finds a term's held forms in a token stream: " form " (its tokens between
+    spaces), or for a form found only where a word starts, a pattern that refuses it
+    after its own first character (then it continues a longer word: 뷰모 모델)."""
+    out: list = []
+    for form in forms:
+        if not df.get(form):
+            continue
+        if form.startswith(STARTS):
+            # In a token stream a word's bigrams overlap: 뷰모 모델 is one word, いポ ポッ a seam.
+            text = form[len(STARTS) :]
+            script = _HANGUL if "\uac00" <= text[0] <= "\ud7af" else _KATAKANA
+            out.append(re.compile(f"(?<![{script}]{re.escape(text[0])}) {re.escape(text)} "))
+        else:
+            out.append(f" {form} ")
+    return tuple(out)
+
+
+def _in(probes: tuple, text: str) -> bool:
+    return any(p in text if isinstance(p, str) else p.search(text) for p in probes)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], bool, bool]:
@@ -321,10 +319,10 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, froz
     for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
         for probes, weight, decisive, identifier in members:
-            if any(p in head for p in probes):
+            if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or decisive
-            elif any(p in body for p in probes):
+            elif _in(probes, body):
                 best = max(best, weight)
                 strong = strong or identifier
             else:
@@ -407,7 +405,7 @@ def relevant_hits(
     terms, candidates = prompt_forms(prompt, content_terms(prompt))
     if not terms or k < 1 or not roots:
         return []
-    lookups = {p for both in candidates.values() for forms in both for f in forms for p in f.split()}
+    lookups = {p for both in candidates.values() for forms in both for f in forms for p in parts(f)}
     df = index.doc_counts(sorted(lookups))
     terms, groups = _joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
@@ -451,7 +449,7 @@ def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: d
     held = {t: max(df.get(f, 0) for f in forms[t]) for t in terms}
     deciding = [t for t in terms if held[t] and not _is_common(held[t], total)]
     for term in sorted(deciding, key=lambda t: (held[t], terms.index(t))):
-        tokens = [min(f.split(), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f) and not _is_common(df[f], total)]
+        tokens = [min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f) and not _is_common(df[f], total)]
         cost = sum(df[t] for t in tokens)
         if chosen and (postings + cost > SEARCH_POSTINGS or len(chosen) + len(tokens) > MAX_SEARCH_TOKENS):
             break

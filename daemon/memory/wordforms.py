@@ -148,6 +148,13 @@ memory メモリ 内存 메모리
 """
 
 _LATIN = re.compile(r"[a-zµ]+")
+STARTS = "^"  # a form marked so is found only where a word starts (모델, not 뷰모델's)
+_SPACED = re.compile("[\uac00-\ud7af\u30a0-\u30ff]")  # Hangul, katakana: words have edges
+
+
+def parts(form: str) -> list[str]:
+    """The tokens of a form (a phrase: its bigrams)."""
+    return form.lstrip(STARTS).split()
 # Endings tried on a word's stem; a candidate counts only when it has the word's stem.
 # Inflections, and -ment (deploy, deployment); not -ion or -er, whose stems join other
 # words (production and product, builder and build).
@@ -156,8 +163,10 @@ _ENDINGS = ("", "s", "es", "e", "ed", "ing", "ment", "ments")
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer  # PyStemmer: the Snowball stemmers in C
-
+    try:
+        import Stemmer  # PyStemmer: the Snowball stemmers in C
+    except ImportError as error:  # a dependency since the word forms: an old install
+        raise RuntimeError("PyStemmer is missing: reinstall memoryd (pip install -e . or pipx reinstall)") from error
     return Stemmer.Stemmer("english")
 
 
@@ -238,7 +247,7 @@ def _alternatives(concept: Concept) -> tuple[str, ...]:
         if len(found) == 1 and found[0].isascii():
             out.update(dict.fromkeys(inflections(found[0])))
         elif found:
-            out[" ".join(found)] = None
+            out[(STARTS if _SPACED.match(word) else "") + " ".join(found)] = None
     return tuple(out)
 
 

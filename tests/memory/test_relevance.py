@@ -109,3 +109,17 @@ def test_a_memory_holding_part_of_what_a_better_one_holds_is_not_shown(
     index.sync_root(project_root)
     assert shown(index, roots, "downloading a big invoice as PDF gives a 504") == ("s1",)
     assert shown(index, roots, "the invoice future is not Send") == ("b",)
+
+
+def test_a_korean_or_katakana_word_is_not_found_inside_a_longer_one(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "lesson/vm.md", "title: 뷰모델에서는 코루틴을 스코프에서 실행한다\nkind: lesson\nid: vm", "누수를 막는다.")
+    write_memory(project_root.path, "gotcha/keep.md", "title: 릴리스 빌드에서 모델 클래스가 제거됨\nkind: gotcha\nid: keep", "규칙을 추가한다.")
+    write_memory(project_root.path, "lesson/mig.md", "title: マイグレーションは先に流す\nkind: lesson\nid: mig", "古いポッドが新しいスキーマで落ちた。")
+    write_memory(project_root.path, "sessions/rate.md", "title: レート制限のバグ\nkind: session\nid: rate", "カウンタの期限を直した。")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "모델에 무엇을 붙여야 하나요") == ("keep",)  # 모델, not the 모델 of 뷰모델
+    assert shown(index, roots, "レートリミットがリセットされない") == ("rate",)  # レート, not the レー of マイグレーション
+    assert shown(index, roots, "古いポッドが新しいスキーマで落ちる") == ("mig",)
