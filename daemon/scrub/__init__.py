@@ -15,6 +15,7 @@ yielding spans; overlapping spans merge so nothing is left half-redacted:
 
 from __future__ import annotations
 
+import functools
 import re
 
 from daemon.scrub import entropy, formats, keywords, structure
@@ -75,10 +76,21 @@ def find_spans(text: str) -> list[Span]:
     return [(s, e, k) for s, e, _, k in merged]
 
 
+# Short texts come back again and again (a title, a directory, a tool's "Edit applied
+# successfully."): their answers are kept, a pure function's, for the most recent of them.
+_SHORT = 256
+
+
 def redact(text: str) -> str:
     """Return `text` with every secret replaced by `[REDACTED:kind]`."""
     if not text:
         return text
+    if len(text) <= _SHORT:
+        return _redact_short(text)
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     spans = find_spans(text)
     if not spans:
         return text
@@ -89,6 +101,9 @@ def redact(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+_redact_short = functools.lru_cache(maxsize=2048)(_redact)
 
 
 def find_secrets(text: str) -> list[str]:
