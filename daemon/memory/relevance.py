@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -59,7 +60,7 @@ CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated mem
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 CANDIDATES = 8  # rows taken from the index before scoring
-MAX_SEARCH_TOKENS = 8  # the candidates are found by this many word forms at most
+MAX_SEARCH_TOKENS = 6  # the candidates are found by this many word forms at most
 SEARCH_POSTINGS = 200  # and their postings stay within this many (beyond the rarest word's)
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 # A word this share of the memories hold (and at least COMMON_MIN) is common in this
@@ -149,9 +150,16 @@ def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
             forms[joined] = ((joined,), ())
     for term in out:
         if term not in forms:
-            concept = wordforms.concept_of(term)
-            forms[term] = (wordforms.candidate_forms(term), concept.alternatives() if concept else ())
+            forms[term] = _term_forms(term)
     return out, forms
+
+
+@lru_cache(maxsize=8192)
+def _term_forms(term: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A word's candidate forms and its glossary words (words recur: kept once made)."""
+    concept = wordforms.concept_of(term)
+    candidates = wordforms.candidate_forms(term)
+    return candidates, tuple(a for a in concept.alternatives() if a not in candidates) if concept else ()
 
 
 def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
