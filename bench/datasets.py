@@ -30,14 +30,14 @@ def cached(name: str, build: Callable[[Path], None]) -> Path:
     target = OUT / name
     marker = target / ".complete"
     if marker.exists() and marker.read_text().strip() == str(GENERATION):
-        return target
+        return target.resolve()  # bench/out may be a link: the index names trees by their real path
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     started = time.perf_counter()
     build(target)
     marker.write_text(f"{GENERATION}\n")
     print(f"(built bench/out/{name} in {time.perf_counter() - started:.0f} s; later runs reuse it)", flush=True)
-    return target
+    return target.resolve()
 
 
 def age_tree(folder: Path) -> None:

@@ -39,7 +39,9 @@ CREATE TABLE tally (
     PRIMARY KEY (root, scope, project, hard_rule)
 ) WITHOUT ROWID;
 CREATE TABLE twin (category TEXT NOT NULL, title_key TEXT NOT NULL, PRIMARY KEY (category, title_key)) WITHOUT ROWID;
-CREATE INDEX doc_inventory ON doc (root, project, kind_rank, sort_ts DESC, title_key, path);
+-- Newest first within (root, project, kind rank); ties (the same sort_ts) are sorted as
+-- met, so an index without title_key and path (a third of the size) still stops early.
+CREATE INDEX doc_inventory ON doc (root, project, kind_rank, sort_ts DESC);
 CREATE TRIGGER doc_tally_ai AFTER INSERT ON doc BEGIN
     {_COUNT_IN}
     {_TWIN_IN}
@@ -65,7 +67,7 @@ _MOVED = " OR ".join(
     ).split()
 )
 
-SCHEMA_VERSION = 9  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table; 9: tally, twin, doc_inventory (tally.py)
+SCHEMA_VERSION = 10  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table; 9: tally, twin, doc_inventory (tally.py); 10: doc_inventory narrower
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

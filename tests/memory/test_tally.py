@@ -177,7 +177,7 @@ def test_the_inventory_walks_an_index_not_the_rows(tmp_path: Path) -> None:
         assert walks
         for statement in walks:
             plan = " ".join(str(r[3]) for r in trees.index._db.execute(f"EXPLAIN QUERY PLAN {statement}"))
-            assert "doc_inventory" in plan and "TEMP B-TREE" not in plan, plan
+            assert "doc_inventory" in plan and "TEMP B-TREE FOR ORDER BY" not in plan, plan  # ties only: RIGHT PART
     finally:
         trees.index.close()
 
