@@ -19,6 +19,7 @@ import functools
 import re
 
 from daemon.scrub import entropy, formats, keywords, structure
+from daemon.scrub.scan import token_runs
 
 Span = tuple[int, int, str]
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -33,18 +34,19 @@ def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
     low = text.lower()
     if len(low) != len(text):  # a few characters grow when lower-cased (`İ`): keep offsets
         low = text.translate(_ASCII_LOWER)
+    runs = token_runs(text)
     found: list[tuple[int, int, tuple[bool, int], str]] = []
     add = found.append
     for rank, spans in (
         (0, structure.find_keys(text, low)),
-        (1, formats.find_formats(text, low)),
+        (1, formats.find_formats(text, low, runs)),
         (2, structure.find_url_credentials(text) if "://" in text else ()),
         (2, structure.find_credential_files(text, low)),
         (2, keywords.find_headers(text, low)),
         (2, keywords.find_commands(text, low)),
         (3, keywords.find_assignments(text, low)),
         (3, keywords.find_prose(text, low)),
-        (4, entropy.find_tokens(text)),
+        (4, entropy.find_tokens(text, runs)),
     ):
         for s, e, kind in spans:
             if e > s:

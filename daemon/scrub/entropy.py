@@ -21,8 +21,6 @@ Span = tuple[int, int, str]
 MIN_LEN = 22
 # (The guard after the first character lets the engine skip ahead to a token character.)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/=_\-].)[A-Za-z0-9+/_\-]{%d,}={0,2}(?![A-Za-z0-9+/=_\-])" % (MIN_LEN - 1))
-# The same found by the character before it, which the engine can skip ahead to.
-_AFTER_TOKEN = re.compile(r"[^A-Za-z0-9+/=_\-](?P<token>[A-Za-z0-9+/_\-]{%d,}={0,2})(?![A-Za-z0-9+/=_\-])" % MIN_LEN)
 _DIGIT = re.compile(r"[0-9]")
 # Words right before a token that say it is a digest, a public key or encoded data.
 _NOT_SECRET_BEFORE = re.compile(
@@ -142,13 +140,10 @@ def _in_url_path(text: str, start: int, token: str) -> bool:
     return "/" in rest or "/" in token or (not rest and after in ("/", ""))
 
 
-def find_tokens(text: str) -> Iterator[Span]:
-    """Random-looking tokens that are not digests, ids, public keys or encoded text."""
-    if len(text) < MIN_LEN:
-        return
-    first = _TOKEN.match(text)
-    spans = [first.span()] if first else []
-    spans += [m.span("token") for m in _AFTER_TOKEN.finditer(text)]
+def find_tokens(text: str, runs: list[tuple[int, int]]) -> Iterator[Span]:
+    """Random-looking tokens that are not digests, ids, public keys or encoded text (each
+    inside one of `runs`, the text's scan.token_runs())."""
+    spans = [m.span() for lo, hi in runs if hi - lo >= MIN_LEN for m in _TOKEN.finditer(text, lo, hi)]
     for start, end in spans:
         token = text[start:end]
         if token.startswith("//"):  # `https://<token>@host`: the slashes are the URL's

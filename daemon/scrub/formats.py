@@ -104,9 +104,7 @@ _SHORTEST = 15  # `xoxb-` and ten characters
 # Every place a format could start: a letter or digit with none before it (so also right
 # after a `-`, `_` or `.` inside a longer run: `x-ghp_…`) and a token long enough after it.
 _TOKEN_START = re.compile(r"[A-Za-z0-9](?<![A-Za-z0-9].)(?=[A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
-# The same found by the character before it, which the engine can skip ahead to (a token
-# start is tried after each character that is no letter or digit, not at every letter).
-_AFTER_TOKEN_START = re.compile(r"[^A-Za-z0-9](?=[A-Za-z0-9][A-Za-z0-9_\-.$~]{%d})" % (_SHORTEST - 1))
+_DISCORD_SHORTEST = 59  # the shortest Discord bot token, the context format that needs no trigger
 
 
 # Any context format's trigger, found in one pass over the lower-cased text (most texts hold
@@ -115,9 +113,9 @@ _ANY_TRIGGER = re.compile("|".join(re.escape(trigger) for _, trigger, _, _ in CO
 _UNTRIGGERED = tuple(fmt for fmt in CONTEXT_FORMATS if fmt[1] == ".")
 
 
-def find_formats(text: str, low: str) -> list[tuple[int, int, str]]:
+def find_formats(text: str, low: str, runs: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """The (start, end, kind) of every known-format credential in `text` (`low` is
-    `text.lower()`, of the same length)."""
+    `text.lower()`, of the same length; `runs` its scan.token_runs())."""
     # Formats start where a token starts: find the tokens (one fast pass), then try the
     # trie at each start. (Run over the whole text the trie is slow: its first characters
     # are nearly every letter, and the engine tries each branch at each position.)
@@ -125,16 +123,14 @@ def find_formats(text: str, low: str) -> list[tuple[int, int, str]]:
     if len(text) < _SHORTEST:  # (no format, context ones included, is shorter)
         return found
     match_at = SCAN.match
-    starts = [m.end() for m in _AFTER_TOKEN_START.finditer(text)]
-    if _TOKEN_START.match(text):
-        starts.insert(0, 0)
-    for start in starts:
-        match = match_at(text, start)
-        if match:
-            found.append((match.start(), match.end(), _KIND_OF[match.lastgroup or ""]))
+    for lo, hi in runs:
+        for token in _TOKEN_START.finditer(text, lo, hi):
+            match = match_at(text, token.start())
+            if match:
+                found.append((match.start(), match.end(), _KIND_OF[match.lastgroup or ""]))
     for kind, trigger, pattern, group in CONTEXT_FORMATS if _ANY_TRIGGER.search(low) else _UNTRIGGERED:
         if trigger == ".":
-            windows = [(0, len(text))] if "." in text else []
+            windows = [(lo, hi) for lo, hi in runs if hi - lo >= _DISCORD_SHORTEST]
         else:
             windows = _windows(low, trigger) if trigger in low else []
         for lo, hi in windows:

@@ -12,6 +12,18 @@ from __future__ import annotations
 
 import re
 
+# A run of the characters a credential token is made of (the format tokens' and the
+# high-entropy tokens' together, `=` padding included), as long as the shortest format
+# token: every format token, high-entropy token and Discord token lies inside one, so those
+# detectors look inside the runs only (with the same matches: the characters around a run
+# cannot be part of a token, and a pattern's look-behind still sees before the run).
+_RUN = re.compile(r"[A-Za-z0-9+/=_\-.$~]{15,}")
+
+
+def token_runs(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each run of token characters at least 15 long."""
+    return [m.span() for m in _RUN.finditer(text)]
+
 
 def find_anchored(pattern: re.Pattern[str], text: str, anchors: tuple[str, ...]) -> list[re.Match[str]]:
     """`list(pattern.finditer(text))`, for a pattern that matches no empty string and whose
