@@ -238,7 +238,9 @@ _NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 # a space or punctuation, not at every letter. (A word the character before would rule out
 # cannot be missed: it starts inside an earlier command word, whose letters rule it out too.)
 _COMMAND_AFTER = re.compile(r"[^A-Za-z0-9_./:\-]" + _COMMAND.pattern)
-# Every flag pattern but these commands' needs a space or tab before a dash.
+# The commands whose flag pattern does not start with a space or tab and a dash (`[ \t]-p`,
+# `[ \t](?:-u|--user)`): a text with no such dash and none of these names holds no
+# command's password.
 _DASHLESS = tuple(name for names, regex, _ in _COMMANDS if not regex.pattern.startswith(("[ \\t]-", "[ \\t](?:-")) for name in names.split())
 
 
@@ -257,8 +259,12 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
             value = text[m.start("val") : m.end("val")]
             if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
                 yield m.start("val"), m.end("val"), "cli_password"
-    if " -" not in text and "\t-" not in text and not any(name in text for name in _DASHLESS):
-        return
+    if " -" not in text and "\t-" not in text:
+        for name in _DASHLESS:
+            if name in text:
+                break
+        else:
+            return
     first = _COMMAND.match(text)
     for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(text)):
         _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
