@@ -19,6 +19,7 @@ from daemon.memory.index_schema import SELECT
 from daemon.memory.roots import MemoryRoot
 from daemon.memory.search import Hit, SearchQueries, SearchResult
 from daemon.memory.tally import inventory_page, visible_count
+from daemon.memory.tokenize import quote
 from daemon.memory.tree import Memory, Problem, title_key
 
 __all__ = ["Hit", "IndexEntry", "IndexQueries", "SearchResult"]
@@ -253,6 +254,42 @@ class IndexQueries(SearchQueries):
         `visible`; `hard_rules` false: those that are no hard rule); from the counts the
         index keeps (tally.py), not a pass over the rows."""
         return visible_count(self._db, roots, now or datetime.now(UTC), project, hard=hard_rules)
+
+    def scoped_counts(
+        self, terms: Sequence[str], roots: Sequence[MemoryRoot], now: datetime, project: str | None, cap: int
+    ) -> dict[str, int]:
+        """How many of the memories these roots and `project` see hold each term, counted up
+        to `cap` (more: cap + 1). Kept until the index changes: a session's words recur."""
+        if not terms or not roots:
+            return {}
+        known: dict[str, int] = self._scope_cache(roots, project).setdefault(cap, {})
+        missing = [t for t in terms if t not in known]
+        if missing:
+            where, params = self._visible(roots, now, True, project)
+            sql = (
+                "SELECT count(*) FROM (SELECT 1 FROM doc_fts CROSS JOIN doc d ON d.rowid = doc_fts.rowid "
+                f"WHERE doc_fts MATCH ? AND {where} LIMIT ?)"
+            )
+            for term in missing:
+                known[term] = self._db.execute(sql, [quote(term), *params, cap + 1]).fetchone()[0]
+        return {t: known[t] for t in terms}
+
+    def scope_size(self, roots: Sequence[MemoryRoot], now: datetime, project: str | None) -> int:
+        """`count_visible`, kept until the index changes (asked on every prompt)."""
+        cache = self._scope_cache(roots, project)
+        if "size" not in cache:
+            cache["size"] = self.count_visible(roots, now, project)
+        return cache["size"]
+
+    def _scope_cache(self, roots: Sequence[MemoryRoot], project: str | None) -> dict:
+        """What is kept about one scope while the index stays as it is (any write, by this
+        connection or another, changes `total_changes` or `data_version`)."""
+        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+        cache = self.__dict__.setdefault("_scoped", {})
+        if cache.get("version") != version:
+            cache.clear()
+            cache["version"] = version
+        return cache.setdefault((tuple(r.key for r in roots), project), {})
 
     def inventory_rows(
         self,

@@ -3,14 +3,14 @@
 A preview costs every step of a session its tokens, so one is shown only when the memory
 shares the prompt's *content* words, not its filler. The steps:
 
-1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean from the
-   `stop-words` package, a few words of chat about memory itself, and the words of every
+1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean
+   from the `stop-words` package, a few words of chat about memory itself, and the words of every
    bug report: fix, fails, error, 失败, エラー, 실패): filler never decides. A CJK bigram is
    filler when it is a stop word, when both its characters are one-character stop words
    (的是, 我们), or when it is all hiragana (grammar: します). A Korean or katakana word
    (a run of its script) is one term, found only where a word starts: 모델에 is 모델 with
    a particle, never the 모델 inside 뷰모델, and レート is not the レー of マイグレーション.
-2. A word more than 2 % of the memories (and over 20) hold is common in this store: it
+2. A word more than 2 % of the memories (and over 20, in proportion) hold is common: it
    may add to a memory's score but never decides. Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
    content word the memory holds (as it is, in an English inflection, as the word its
@@ -27,26 +27,30 @@ shares the prompt's *content* words, not its filler. The steps:
    weight, so a prompt about something else covers little, while a paraphrase's own words
    and a long prompt's chat do not drown its one question) and score near the best one.
    A memory that holds only part of the words another one holds is not shown beside it
-   (a curated one is not pushed out by a session note, though). Curated kinds (rule, lesson, gotcha, decision, fact) get a
-   lift, so they beat a session note that merely quotes the same words: one within half
-   of the best score goes before every session note.
+   (a curated one is not pushed out by a session note, though). Curated kinds (rule,
+   lesson, gotcha, decision, fact) get a lift, so they beat a session note that merely
+   quotes the same words: one within half of the best score goes before every session note.
 
-Common is judged over the whole index (its term counts), not over the memories one
-project sees: a word most memories of the machine hold decides nothing in any project.
+Common is judged among the memories the session sees (its project's and the machine-wide
+ones): a word most of another project's memories hold may decide here, one most of this
+project's hold may not. The store's term counts pick the words worth counting in the
+scope (a bounded walk of their postings, kept until the index changes); the commonest
+keep the store's verdict.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from daemon.memory import stopwords, tokenize, wordforms
-from daemon.memory.stopwords import EXTRA_STOP, is_stop
+from daemon.memory import stopwords, tokenize
+from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
+    STARTS, content_terms, held_forms, joined, parts, prompt_forms, word_forms, word_groups,
+)
+from daemon.memory.stopwords import is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
@@ -67,122 +71,14 @@ COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not 
 # store: like a stop word it never decides, it only adds to a memory that something else found.
 COMMON_SHARE = 0.02
 COMMON_MIN = 20
+# Among the memories a session sees, a word is common when COMMON_SHARE of them hold it,
+# and more than COMMON_MIN in proportion to the share of the store they are (at least this).
+SCOPE_COMMON_MIN = 5
+SCOPED_POSTINGS = 3000  # postings walked at most to judge the prompt's words in the session's scope
 
 _HANGUL, _KATAKANA = "\uac00-\ud7af", "\u30a0-\u30ff"  # character ranges of the scripts that space their words
 _COMPOUND = re.compile(r"\w[._/-]+\w")
 _CJK = stopwords.CJK
-
-
-def content_terms(prompt: str) -> list[str]:
-    """The prompt's distinct tokens that may decide relevance, in order (an irregular verb
-    form as its verb: sent → send; an abbreviation of the glossary kept: ms, k8s)."""
-    terms = (wordforms.canonical(t) for t in tokenize.query_tokens(prompt))
-    keep = (t for t in terms if not t.isdigit() and (not is_stop(t) or _glossary_word(t)))
-    return list(dict.fromkeys(keep))
-
-
-def _glossary_word(term: str) -> bool:
-    concept = wordforms.concept_of(term)
-    return concept is not None and term in concept.words and term not in EXTRA_STOP
-
-
-def word_forms(term: str) -> tuple[str, ...]:
-    """The term and the English forms of it a memory may hold (invoices → invoice,
-    timed → time, deploy → deployment): see `wordforms.inflections`."""
-    return wordforms.inflections(term)
-
-
-Forms = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # term → (its candidate forms, its glossary words)
-# A Hangul or katakana word: a run of the script (Korean words are spaced, particles glued
-# on; katakana words end where the script does).
-_WORD_RUN = re.compile("[\uac00-\ud7af]{2,}|[\u30a0-\u30ff]{2,}")
-STARTS = wordforms.STARTS
-parts = wordforms.parts
-
-
-def _surface(phrase: str) -> str:
-    """The text of a phrase of bigrams (マイ イグ グレ → マイグレ)."""
-    bigrams = parts(phrase)
-    return bigrams[0] + "".join(b[1:] for b in bigrams[1:])
-
-
-def _word_runs(prompt: str, out: list[str], forms: Forms) -> list[str]:
-    """Each Hangul and katakana word of the prompt as one term: the phrase of its bigrams,
-    found only where a word starts, its ending (a Korean particle, up to three syllables)
-    optional: 모델에 is 모델, never the 모델 of 뷰모델; レー of レート is not マイグレーション's."""
-    text = unicodedata.normalize("NFKC", prompt)
-    for run in _WORD_RUN.findall(text):
-        bigrams = tokenize.tokens(run)
-        at = [out.index(b) for b in bigrams if b in out]
-        if not at or bigrams[0] not in out:  # a stop word with its particle (무엇을)
-            out = [t for t in out if t not in bigrams]
-            continue
-        shortest = 2 if run[0] >= "\uac00" else max(2, len(run) - 4)
-        prefixes = [STARTS + " ".join(bigrams[: n - 1]) for n in range(len(run), max(1, shortest - 1), -1)]
-        term = prefixes[0]
-        out = [t for t in out if t not in bigrams]
-        out.insert(min(at), term)
-        # a glossary word that starts the run (알림 of 알림이), not one inside it (모델 of 뷰모델)
-        glossary = [a for phrase, c in wordforms.cjk_concepts(run) if run.startswith(_surface(phrase)) for a in c.alternatives()]
-        forms[term] = (tuple(prefixes), tuple(glossary))
-    return out
-
-
-def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
-    """The prompt's terms with a glossary word in CJK as one term (its bigrams as a phrase,
-    マイグレーション → "マイ イグ … ョン"), and each term's candidate forms (its
-    inflections, unverified) and the words of its glossary concept in every language
-    (phrases space-joined). Two words in a row are a term too (time out → timeout)."""
-    forms: Forms = {}
-    out = _word_runs(prompt, list(terms), forms)
-    for phrase, concept in wordforms.cjk_concepts(prompt):
-        parts = phrase.split()
-        at = [out.index(p) for p in parts if p in out]
-        if not at:
-            continue  # all its bigrams were stop words
-        out = [t for t in out if t not in parts]
-        out.insert(min(at), phrase)
-        forms[phrase] = ((phrase,), concept.alternatives())
-    for first, second in _PAIR.findall(prompt):
-        joined = (first + second).casefold()  # time out → timeout, lock file → lockfile
-        if joined not in forms and joined not in out:
-            out.append(joined)
-            forms[joined] = ((joined,), ())
-    for term in out:
-        if term not in forms:
-            forms[term] = _term_forms(term)
-    return out, forms
-
-
-@lru_cache(maxsize=8192)
-def _term_forms(term: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A word's candidate forms and its glossary words (words recur: kept once made)."""
-    concept = wordforms.concept_of(term)
-    candidates = wordforms.candidate_forms(term)
-    return candidates, tuple(a for a in concept.alternatives() if a not in candidates) if concept else ()
-
-
-def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]] = ()) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
-    """Each term with the forms some memory holds (the term itself kept first; a candidate
-    only when it is a form of the term), and the document counts with a phrase's (its
-    rarest bigram's) added. A part of an identifier some memory holds keeps its
-    inflections only: the identifier is the evidence, its parts name no concept (the
-    model of viewModelScope is no モデル)."""
-    counts = dict(df)
-    held: dict[str, tuple[str, ...]] = {}
-    code = {p for whole, *parts in groups if df.get(whole) for p in parts}
-    for term, (candidates, glossary) in forms.items():
-        for form in (*candidates, *glossary):
-            if (" " in form or form.startswith(STARTS)) and form not in counts and min(df.get(p, 0) for p in parts(form)):
-                counts[form] = min(df[p] for p in parts(form))
-        if term.startswith(STARTS):
-            kept = [f for f in candidates if f != term and counts.get(f)]
-        else:
-            kept = wordforms.forms_of(term, [f for f in candidates if f != term and counts.get(f)])
-        if term not in code:
-            kept += [f for f in glossary if f != term and counts.get(f)]
-        held[term] = tuple(dict.fromkeys([term, *kept]))
-    return held, counts
 
 
 @dataclass(frozen=True)
@@ -201,22 +97,6 @@ class Scored:
 
 def _idf(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
-
-
-_WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-]+[A-Za-z0-9_]+)*")
-# Two plain words in a row: written as one word in a memory, they are that word.
-_PAIR = re.compile(r"(?<![\w./-])(?=([A-Za-z]{2,}) ([A-Za-z]{2,})(?![\w./-]))")
-
-
-def word_groups(prompt: str) -> list[list[str]]:
-    """The tokens of each identifier-like word of the prompt that splits into parts:
-    snake_case, kebab-case, paths, dotted names, camelCase (KeyError → keyerror, key, error)."""
-    groups = []
-    for word in _WORD.findall(prompt):
-        found = tokenize.tokens(word)
-        if len(found) > 1:
-            groups.append(found)
-    return groups
 
 
 def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[list[str]]:
@@ -263,10 +143,16 @@ class _Prompt:
 
 
 def _prompt(
-    terms: Sequence[str], total: int, df: dict[str, int], groups: Sequence[Sequence[str]] = (), forms: dict | None = None
+    terms: Sequence[str],
+    total: int,
+    df: dict[str, int],
+    groups: Sequence[Sequence[str]] = (),
+    forms: dict | None = None,
+    common: frozenset[str] | None = None,
 ) -> _Prompt:
     """What scoring needs of these terms; `forms`: each term's held forms (`held_forms`),
-    its plain inflections when not given."""
+    its plain inflections when not given; `common`: the forms common in the session's
+    scope (`_common_forms`), the store's verdict when not given."""
     forms = forms or {t: word_forms(t) for t in terms}
     held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
     # A word no memory holds weighs UNHELD of the rarest one held: it says the prompt may
@@ -279,7 +165,10 @@ def _prompt(
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
     unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
-    decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
+    if common is None:
+        decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
+    else:
+        decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
     probes = []
     for unit in units:
@@ -351,10 +240,12 @@ def score_candidates(
     df: dict[str, int],
     groups: Sequence[Sequence[str]] = (),
     forms: dict | None = None,
+    common: frozenset[str] | None = None,
 ) -> list[Scored]:
     """Score each hit by the prompt's content words it holds (pure: index data given);
-    `groups`: the prompt's `word_groups`, `forms`: its terms' held forms (`held_forms`)."""
-    prompt = _prompt(terms, total, df, groups, forms)
+    `groups`: the prompt's `word_groups`, `forms`: its terms' held forms (`held_forms`),
+    `common`: the forms common in the session's scope."""
+    prompt = _prompt(terms, total, df, groups, forms, common)
     scored = []
     for hit in hits:
         streams = fields.get(str(hit.memory.path))
@@ -415,10 +306,11 @@ def relevant_hits(
         return []
     lookups = {p for both in candidates.values() for forms in both for f in forms for p in parts(f)}
     df = index.doc_counts(sorted(lookups))
-    terms, groups = _joined(prompt, terms, df)
+    terms, groups = joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
     total = index.count()
-    chosen = _search_terms(terms, forms, df, total)
+    common = _common_forms(index, roots, now, project, forms, df, total)
+    chosen = _search_terms(terms, forms, df, common)
     if not chosen:
         return []  # no memory holds a word of it that could decide
     found = index.search_any(
@@ -429,25 +321,36 @@ def relevant_hits(
     if not hits:
         return []
     fields = index.field_tokens([h.memory.path for h in hits])
-    return above_floor(score_candidates(hits, terms, fields, total, df, groups, forms), k)
+    return above_floor(score_candidates(hits, terms, fields, total, df, groups, forms, common), k)
 
 
-def _joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list[str], list[list[str]]]:
-    """The terms without the joined pairs no memory holds, and the prompt's word groups,
-    a held pair (timeout of "time out") with its two words as one identifier has its parts."""
-    groups = word_groups(prompt)
-    pairs = {(a + b).casefold(): [a.casefold(), b.casefold()] for a, b in _PAIR.findall(prompt)}
-    kept = [t for t in terms if t not in pairs or df.get(t)]
-    for joined, parts in pairs.items():
-        if joined in kept:
-            groups.append([joined, *parts])
-            kept.remove(joined)
-            at = min((kept.index(p) for p in parts if p in kept), default=len(kept))
-            kept.insert(at, joined)
-    return kept, groups
+def _common_forms(
+    index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None,
+    forms: dict[str, tuple[str, ...]], df: dict[str, int], total: int,
+) -> frozenset[str]:  # fmt: skip
+    """The held forms common among the memories this session sees (its project's and the
+    machine-wide ones), not the whole store's: a word most of another project's memories
+    hold may decide here, one most of this project's hold may not. Counted in the scope
+    for the rarer forms (postings within SCOPED_POSTINGS); the commonest, and phrases,
+    keep the store's verdict."""
+    held = sorted({f for fs in forms.values() for f in fs if df.get(f, 0) > SCOPE_COMMON_MIN}, key=lambda f: (df[f], f))
+    if not held:
+        return frozenset()
+    seen = index.scope_size(roots, now, project)
+    limit = int(max(SCOPE_COMMON_MIN, COMMON_MIN * seen / max(1, total), COMMON_SHARE * seen))
+    common, ask, budget = set(), [], SCOPED_POSTINGS
+    for form in held:
+        if " " in form or form.startswith(STARTS) or df[form] > budget:
+            if _is_common(df[form], total):
+                common.add(form)
+        else:
+            ask.append(form)
+            budget -= df[form]
+    counts = index.scoped_counts(ask, roots, now, project, limit)
+    return frozenset(common | {f for f in ask if counts[f] > limit})
 
 
-def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: dict[str, int], total: int) -> list[str]:
+def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: dict[str, int], common: frozenset[str]) -> list[str]:
     """The tokens that find the candidates: the held forms of the rarest deciding terms
     (a phrase by its rarest bigram), while their postings stay within SEARCH_POSTINGS
     beyond the rarest term's. A memory found by common words alone could never pass, and
@@ -455,9 +358,9 @@ def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: d
     chosen: dict[str, None] = {}
     postings = 0
     held = {t: max(df.get(f, 0) for f in forms[t]) for t in terms}
-    deciding = [t for t in terms if held[t] and not _is_common(held[t], total)]
+    deciding = [t for t in terms if held[t] and common.isdisjoint(forms[t])]
     for term in sorted(deciding, key=lambda t: (held[t], terms.index(t))):
-        tokens = [min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f) and not _is_common(df[f], total)]
+        tokens = [min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f)]
         cost = sum(df[t] for t in tokens)
         if chosen and (postings + cost > SEARCH_POSTINGS or len(chosen) + len(tokens) > MAX_SEARCH_TOKENS):
             break

@@ -138,3 +138,22 @@ def test_the_whole_block_keeps_its_token_budget(index: SearchIndex, shop: Path, 
     index.sync_root(project)
     context = build_context(index, [project, global_root], NOW, prompt="部署失败的原因是什么")
     assert estimate_tokens(context.block) <= Budgets().block_tokens
+
+
+def test_a_word_is_common_or_not_among_what_the_session_sees(
+    index: SearchIndex, global_root: MemoryRoot, shop: Path, billing: Path
+) -> None:
+    g = global_root.path
+    for n in range(40):  # the shop's every note mentions its webhook, billing's none
+        note(g, f"shop-{n}", shop, f"ses_s{n}", f"Shop session {n}", f"Looked at the webhook retries of order {n}.")
+        note(g, f"bill-{n}", billing, f"ses_b{n}", f"Billing session {n}", f"Rounded the VAT of invoice {n}.")
+    write_memory(g, "gotcha/hook.md", f"title: Billing webhook needs the raw body\nkind: gotcha\nid: bill-hook\nproject: {billing}",
+                 "Verify the signature before parsing.")  # fmt: skip
+    write_memory(g, "gotcha/shophook.md", f"title: Shop webhook signature\nkind: gotcha\nid: shop-hook\nproject: {shop}",
+                 "The signing secret rotates monthly.")  # fmt: skip
+    index.sync_root(global_root)
+    # In billing, which sees one memory about a webhook, the word decides ...
+    assert build_context(index, roots_of(billing, global_root), NOW, prompt="the webhook").relevant_ids == ("bill-hook",)
+    # ... in the shop, where forty-one of its memories hold it, it does not (signature does).
+    assert build_context(index, roots_of(shop, global_root), NOW, prompt="the webhook").relevant_ids == ()
+    assert build_context(index, roots_of(shop, global_root), NOW, prompt="webhook signature").relevant_ids == ("shop-hook",)
