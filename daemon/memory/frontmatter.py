@@ -22,13 +22,15 @@ from daemon.timefmt import format_time
 _FENCE = "---"
 _CLOSERS = ("---", "...")
 # A top-level YAML key at column 0: plain, or quoted.
-_TOP_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:]*?))\s*:(?:\s|$)""")
+_TOP_KEY = r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:]*?))\s*:(?:\s|$)"""  # compiled on first use, as below
 # Characters JSON leaves raw that YAML refuses (C1 controls, non-characters) or reads as
 # line breaks inside a quoted string (NEL, LS, PS): escaped so the value reads back.
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 # A string safe as a plain scalar: starts with a letter, holds no indicator YAML acts
 # on (`:` and `#` anywhere, a quote at the start) and nothing that needs escaping.
-_PLAIN_BLOCK = re.compile("[A-Za-z\u00c0-\ud7ff\ue000-\ufffd][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ufeff\ufffe\uffff]*")
+# Compiled on first use (its character ranges take ~8 ms): only writers render YAML, and
+# `memoryd context` and `recall` start a process each time.
+_PLAIN_BLOCK = "[A-Za-z\u00c0-\ud7ff\ue000-\ufffd][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ufeff\ufffe\uffff]*"
 _PLAIN_FLOW_EXTRA = re.compile(r"[,?\[\]{}]")
 # Plain words YAML 1.1 resolves to booleans or null.
 _YAML_WORDS = frozenset("y n yes no true false on off null ~".split())
@@ -40,7 +42,7 @@ class MemoryFileError(Exception):
 
 def _is_plain(text: str, flow: bool) -> bool:
     return (
-        _PLAIN_BLOCK.fullmatch(text) is not None
+        re.fullmatch(_PLAIN_BLOCK, text) is not None  # re's own cache keeps it compiled
         and not text.endswith(" ")
         and text.lower() not in _YAML_WORDS
         and not (flow and _PLAIN_FLOW_EXTRA.search(text))
@@ -190,7 +192,7 @@ def _entries(lines: Sequence[str]) -> dict[str, tuple[int, int]]:
     spans: dict[str, tuple[int, int]] = {}
     i = 0
     while i < len(lines):
-        match = _TOP_KEY.match(lines[i])
+        match = re.match(_TOP_KEY, lines[i])
         if not match:
             i += 1
             continue

@@ -204,6 +204,18 @@ def test_two_connections_share_the_index(global_root, index, tmp_path):
     assert mode == "wal"
 
 
+def test_a_new_index_has_8_kb_pages_and_an_old_one_keeps_its_own(tmp_path):
+    with SearchIndex(tmp_path / "new.db") as index:
+        assert index._db.execute("PRAGMA page_size").fetchone()[0] == 8192
+    old = sqlite3.connect(tmp_path / "old.db")
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("CREATE TABLE t (x)")
+    old.close()
+    with SearchIndex(tmp_path / "old.db") as index:  # rebuilt in place: same pages, still usable
+        assert index._db.execute("PRAGMA page_size").fetchone()[0] == 4096
+        assert index.count() == 0
+
+
 def test_a_tokenizer_change_rebuilds_the_index(global_root, index, monkeypatch):
     write_memory(global_root.path, "fact/a.md", "title: A", "words")
     index.sync_root(global_root)
