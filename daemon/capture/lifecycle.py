@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
 from daemon.opencode.source import SessionInfo
@@ -114,6 +115,24 @@ def local_midnight_after_ms(now_ms: int) -> int:
     """Epoch ms of the next local midnight (when the daily budget renews)."""
     tomorrow = datetime.fromtimestamp(now_ms / 1000).date() + timedelta(days=1)
     return int(datetime.combine(tomorrow, datetime.min.time()).timestamp() * 1000)
+
+
+def update_hold(state: StateDB, report: Any, now_ms: int, stopped_ms: Callable[[], int], log: Any) -> None:
+    """After a pass: record a new stop (how long the model is left alone), or lift an old one.
+
+    `report` is the pass's `PassReport`; `stopped_ms` gives the time of the last failure.
+    """
+    previous = read_hold(state)
+    if report.stop_reason:
+        hold = next_hold(
+            report.stop_reason, report.stop_message, stopped_ms(), previous, local_midnight_after_ms(now_ms),
+            report.stop_wait_ms,
+        )  # fmt: skip
+        write_hold(state, hold)
+        log.warning("model.held", reason=hold.reason, until_ms=hold.until_ms, error=hold.message)
+    elif previous is not None and report.calls:
+        write_hold(state, None)
+        log.info("model.resumed", reason=previous.reason)
 
 
 class ServerFaults:

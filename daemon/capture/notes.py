@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from daemon.capture.distill.base import Distilled
 from daemon.files import slugify
@@ -12,6 +13,10 @@ from daemon.memory.roots import MemoryRoot, canonical_project, project_tree
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
 from daemon.timefmt import iso
+
+if TYPE_CHECKING:
+    from daemon.capture.notefind import NoteFinder
+    from daemon.config import NotesSettings
 
 
 def project_name(directory: str) -> str:
@@ -98,3 +103,17 @@ def tree_of_note(note: Path, session: SessionInfo, global_root: MemoryRoot) -> M
         if folder == project.path:
             return project
     return MemoryRoot(folder, "project")
+
+
+def note_path(
+    recorded: str, session: SessionInfo, notes: NotesSettings, global_root: MemoryRoot, found: NoteFinder
+) -> tuple[MemoryRoot, Path]:
+    """The tree and the file of a session's note: the `recorded` path if it is still there,
+    else the session's note already in the folder (pulled or renamed: its session_id
+    decides), else a fresh, deterministic one."""
+    if recorded and Path(recorded).exists():
+        path = Path(recorded)
+        return tree_of_note(path, session, global_root), path
+    root = choose_note_dir(session, notes.target, global_root)
+    folder = root.path / notes.category
+    return root, found.find(folder, session.id) or folder / note_filename(session)

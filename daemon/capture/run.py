@@ -13,16 +13,17 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from daemon.capture import lifecycle, plan
+from daemon.capture import lifecycle, plan, workers
 from daemon.capture.distill.base import Distilled, DistillError, Distiller, StopPass, Transcript
+from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import choose_note_dir, note_document, note_filename, tree_of_note
+from daemon.capture.notes import note_document, note_path
 from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
+from daemon.opencode.reader import OpenCodeReader
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.transcript import Limits, build_transcript
@@ -30,7 +31,7 @@ from daemon.capture.treewrite import TreeWriter
 from daemon.config import Config
 from daemon.files import sync_files, write_if_changed
 from daemon.logs import get_logger
-from daemon.memory.roots import MemoryRoot, global_tree
+from daemon.memory.roots import global_tree
 from daemon.opencode.source import SessionInfo, SessionSource
 from daemon.state import SessionRecord, StateDB
 
@@ -131,6 +132,7 @@ class _Job:
     info: SessionInfo
     record: SessionRecord
     transcript: Transcript | _NoTranscript
+    distilled: Distilled | None = None  # a worker's extractive note for this transcript
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,7 @@ class _Pass:
     detail: Callable[..., Any] = field(default=lambda *args, **fields: None)  # per-session log level
     # Existing notes by session id, read afresh each pass: a pull may have brought or renamed some.
     notes: NoteFinder = field(default_factory=NoteFinder)
+    prefetch: workers.Prefetch | None = None  # a large pass's transcripts, built in worker processes
 
     def tick(self, title: str) -> None:
         self.done += 1
@@ -171,7 +174,9 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     started = capture.clock()
     now_ms = int(started * 1000)
     state, reader = capture.state, capture.reader
-    p = _Pass(capture, options, progress, now_ms, _hold_in_force(capture, options, now_ms))
+    # A manual pass is the user asking now; the daemon's (patient) passes honour a stop in force.
+    hold = lifecycle.hold_in_force(state, now_ms) if options.patient and not options.force else None
+    p = _Pass(capture, options, progress, now_ms, hold)
     p.stop = StopPass(p.hold.message, p.hold.reason) if p.hold else None
     capture.faults.begin_pass(lifecycle.read_hold(state))
     cursor = reader.cursor()  # taken first: rows written during the pass are seen next time
@@ -186,7 +191,11 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     p.total = len(sessions)
     # A backfill of thousands logs its sessions at debug level: the summary says enough.
     p.detail = capture.log.info if p.total <= BULK_PASS else capture.log.debug
-    known_seen = _walk(p, sessions)
+    try:
+        known_seen = _walk(p, sessions)
+    finally:
+        if p.prefetch is not None:
+            p.prefetch.close()
     report = p.report
     # Sessions the watermark let us skip without a look are unchanged too.
     report.unchanged += max(0, known_before - known_seen) if full_scope else 0
@@ -194,7 +203,8 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
         # The watermark is the pass's *start*: rows written during it are seen next time.
         state.set_watermark(watermark)
         state.set_meta("source_cursor", cursor)
-    _update_hold(p)
+    if not options.dry_run and p.hold is None:  # a new stop recorded, or an old one lifted
+        lifecycle.update_hold(state, report, now_ms, lambda: int(capture.clock() * 1000), capture.log)
     state.mark_pass(now_ms, worked=bool(report.distilled or report.junk or report.failed or report.settling))
     report.roots = capture.writer.take_roots()
     report.written = capture.writer.written
@@ -215,32 +225,6 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     return report
 
 
-def _hold_in_force(capture: Capturer, options: PassOptions, now_ms: int) -> Hold | None:
-    """The stop a patient pass (the daemon's) still honours; a manual pass tries now."""
-    if not options.patient or options.force:
-        return None
-    return lifecycle.hold_in_force(capture.state, now_ms)
-
-
-def _update_hold(p: _Pass) -> None:
-    """Record a new stop (how long the model is left alone), or lift an old one."""
-    state, report = p.capture.state, p.report
-    if p.options.dry_run or p.hold is not None:
-        return
-    previous = lifecycle.read_hold(state)
-    if report.stop_reason:
-        tomorrow_ms = lifecycle.local_midnight_after_ms(p.now_ms)
-        stopped_ms = int(p.capture.clock() * 1000)  # from the last failure, not the pass's start
-        hold = lifecycle.next_hold(
-            report.stop_reason, report.stop_message, stopped_ms, previous, tomorrow_ms, report.stop_wait_ms
-        )
-        lifecycle.write_hold(state, hold)
-        p.capture.log.warning("model.held", reason=hold.reason, until_ms=hold.until_ms, error=hold.message)
-    elif previous is not None and report.calls:
-        lifecycle.write_hold(state, None)
-        p.capture.log.info("model.resumed", reason=previous.reason)
-
-
 def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     """Plan and act on each session, distilling in batches; return how many had records."""
     capture, options = p.capture, p.options
@@ -255,6 +239,7 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
                 # must not hold 10,000 records at once (the daemon's resident memory).
                 records = capture.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
                 known_seen += len(records)
+                _prefetch(p, sessions[position : position + RECORD_CHUNK], records, settle_ms)
             if capture.should_stop():
                 # Shutting down: what is done is recorded below; the rest waits for the
                 # next start (the watermark does not move past it).
@@ -275,6 +260,26 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
         raise
     _distill_batch(p, batch, last=True)
     return known_seen
+
+
+def _prefetch(p: _Pass, chunk: list[SessionInfo], records: dict[str, SessionRecord], settle_ms: int) -> None:
+    """Hand the sessions of `chunk` the pass will build to worker processes, when there are
+    enough of them (once there are, every later one); the same plan decides as in `_walk`."""
+    capture, options = p.capture, p.options
+    builds = [
+        (info, records.get(info.id))
+        for info in chunk
+        if plan.plan_session(info, records.get(info.id), p.now_ms, settle_ms, options, capture.identity, p.hold)
+        is Action.BUILD
+    ]
+    if p.prefetch is None:
+        count = workers.worker_count(capture.settings.capture.workers)
+        extractive = isinstance(capture.distiller, ExtractiveDistiller) and isinstance(capture.reader, OpenCodeReader)
+        if len(builds) < workers.POOL_MIN or count < 2 or not extractive:
+            return
+        p.prefetch = workers.Prefetch(capture.reader.path, capture.settings.source.busy_timeout_ms, capture.limits, count)
+    for info, record in builds:
+        p.prefetch.add(info, record, options, capture.identity)
 
 
 def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Action, settle_ms: int) -> _Job | None:
@@ -302,7 +307,8 @@ def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Acti
 def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | None:
     """Read rows and build the transcript; return a job if the distiller must run."""
     capture, report = p.capture, p.report
-    transcript = build_transcript(capture.reader.session_rows(info), capture.limits)
+    built = p.prefetch.take(info.id) if p.prefetch is not None else None
+    transcript = built.transcript if built else build_transcript(capture.reader.session_rows(info), capture.limits)
     info = transcript.session  # the title scrubbed, once: what is written of the session from here on
     for warning in transcript.warnings:
         capture.log.warning("transcript.row_skipped", session_id=info.id, detail=warning)
@@ -321,12 +327,14 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
         with capture.state.fence.guard():
             write_if_changed(capture.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
     base = record or SessionRecord(session_id=info.id)
-    return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript)
+    return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript, built and built.distilled)
 
 
 def _call(p: _Pass, job: _Job) -> Distilled | DistillError:
     # After a stop, a greeting is still recognised as junk: that costs no call.
     assert isinstance(job.transcript, Transcript)
+    if job.distilled is not None:
+        return job.distilled  # the extractive note a worker built from the same transcript
     if p.stop is not None and not obviously_junk(job.transcript):
         return p.stop
     try:
@@ -433,7 +441,7 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
-    root, path = _note_path(capture, info, record, p.notes)
+    root, path = note_path(record.note_path, info, capture.settings.notes, capture.global_root, p.notes)
     (text, document), previous = note_document(info, result, info.time_updated), read_previous(path)
     capture.writer.write_note(root, path, text, document)
     capture.memories.note_written(info.id, root, path, document.fields["title"], previous, text, document.fields)
@@ -441,19 +449,6 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
     p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
-
-
-def _note_path(capture: Capturer, info: SessionInfo, record: SessionRecord, found: NoteFinder) -> tuple[MemoryRoot, Path]:
-    """The tree and the file of a session's note: the recorded path if it is still there,
-    else the session's note already in the folder (pulled or renamed: its session_id
-    decides), else a fresh, deterministic one."""
-    if record.note_path and Path(record.note_path).exists():
-        path = Path(record.note_path)
-        return tree_of_note(path, info, capture.global_root), path
-    notes = capture.settings.notes
-    root = choose_note_dir(info, notes.target, capture.global_root)
-    folder = root.path / notes.category
-    return root, found.find(folder, info.id) or folder / note_filename(info)
 
 
 def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:
