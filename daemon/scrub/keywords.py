@@ -13,17 +13,16 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from daemon.scrub.scan import find_anchored
+from daemon.scrub.scan import anchored, find_anchored
 from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
 # A secret-ish word inside a name, then the rest of the name and an assignment operator.
-_ASSIGN = re.compile(  # run over the lower-cased text
-    r"(?:pass|pwd|pw|secret|token|key|auth|cred|sig(?:nature)?(?![a-z])|pat(?![a-z])|hmac)"
-    r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*"
+_ASSIGN, _ASSIGN_WORDS = anchored(  # run over the lower-cased text
+    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac"),
+    r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*",
 )
-_ASSIGN_WORDS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "pat", "hmac")  # what a match starts with
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 STRONG = frozenset(
@@ -285,8 +284,7 @@ _SCHEMES = frozenset(
     "aws4-hmac-sha256 hmac ssws splunk apikey api-key key sharedkey sharedaccesssignature sso-key klaviyo-api-key "
     "genieKey dsn".lower().split()
 )
-_SCHEME = re.compile(r"(?:bearer|basic|ssws|splunk|token)[ \t]+(?P<val>[A-Za-z0-9._~+/=\-]{16,})")
-_SCHEME_WORDS = ("bearer", "basic", "ssws", "splunk", "token")
+_SCHEME, _SCHEME_WORDS = anchored(("bearer", "basic", "ssws", "splunk", "token"), r"[ \t]+(?P<val>[A-Za-z0-9._~+/=\-]{16,})")
 
 
 def _empty_basic(value: str) -> bool:
@@ -320,15 +318,16 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
             yield m.start("val"), m.end("val"), "auth_header"
 
 
-_PROSE_NAME = re.compile(r"(?:password|passphrase|passwd|passcode|pass word|pin|api key|access key|secret key|key|token|secret)s?\b")
-_PROSE_WORDS = ("pass", "pin", "api key", "access key", "secret", "key", "token")
+_PROSE_NAME, _PROSE_WORDS = anchored(
+    ("password", "passphrase", "passwd", "passcode", "pass word", "pin", "api key", "access key", "secret key", "key", "token", "secret"), r"s?\b"
+)
 # The verb is a word of prose: a space or a colon follows it (`(?:is|was)` in a regex is code).
 _PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"'`]?(?P<val>[^\s\"'`]+)")
-_LOGIN = re.compile(
-    r"(?:login|log-in|credentials?|creds|user(?:name)?|account)\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
-    r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})"
+_LOGIN, _LOGIN_WORDS = anchored(
+    ("login", "log-in", "credentials?", "creds", "user(?:name)?", "account"),
+    r"\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
+    r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})",
 )
-_LOGIN_WORDS = ("login", "log-in", "cred", "user", "account")
 
 
 def find_prose(text: str, low: str) -> Iterator[Span]:

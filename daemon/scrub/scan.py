@@ -10,6 +10,7 @@ match resuming the search at its end.
 
 from __future__ import annotations
 
+import os
 import re
 
 # A run of the characters a credential token is made of (the format tokens' and the
@@ -23,6 +24,32 @@ _RUN = re.compile(r"[A-Za-z0-9+/=_\-.$~]{15,}")
 def token_runs(text: str) -> list[tuple[int, int]]:
     """The (start, end) of each run of token characters at least 15 long."""
     return [m.span() for m in _RUN.finditer(text)]
+
+
+def anchored(heads: tuple[str, ...], rest: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """The pattern `(?:head|head|…)rest` and the words its matches start with, for
+    find_anchored(): each head's leading literal (`credentials?` → `credential`), words
+    that begin alike cut to what they share (`passwd`, `password` → `pass`: fewer searches),
+    and those that another one starts left out."""
+    groups: dict[str, list[str]] = {}
+    for head in heads:
+        word = _literal_head(head)
+        groups.setdefault(word[:4], []).append(word)
+    words = sorted({os.path.commonprefix(group) for group in groups.values()}, key=len)
+    kept = tuple(word for i, word in enumerate(words) if not any(word.startswith(shorter) for shorter in words[:i]))
+    return re.compile("(?:" + "|".join(heads) + ")" + rest), kept
+
+
+_LITERAL = re.compile(r"[a-z0-9 \-]*")
+
+
+def _literal_head(head: str) -> str:
+    word = _LITERAL.match(head).group()
+    if head[len(word) : len(word) + 1] in ("?", "*", "{"):
+        word = word[:-1]  # (the last letter is optional: `credentials?`)
+    if not word:
+        raise ValueError(f"scan.anchored: {head!r} does not start with a literal word")
+    return word
 
 
 def find_anchored(pattern: re.Pattern[str], text: str, anchors: tuple[str, ...]) -> list[re.Match[str]]:
