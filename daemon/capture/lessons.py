@@ -92,6 +92,8 @@ def statements(note_text: str, facts: NoteFacts | None = None) -> list[Statement
     if note_text.startswith("---\n"):
         end = note_text.find("\n---\n", 4)
         body = note_text[end + 5 :] if end >= 0 else note_text
+    if not cues.may_hold_memory_label(body):
+        return []
     subject = (facts or note_facts(note_text)).title
     found: dict[tuple[str, str], Statement] = {}
     for block in blocks(body):

@@ -186,3 +186,26 @@ def test_long_statements_are_cut_at_a_word_never_inside_one():
     description = derive_description(words)
     assert len(description) <= DESCRIPTION_CHARS and description.endswith("…")
     assert words.startswith(description[:-1]) and words[len(description) - 1] == " "
+
+
+def test_the_quick_look_for_labels_never_hides_a_labelled_statement(monkeypatch):
+    """`statements` skips the parse of a note with no label word: over mixed fragments (labels
+    in several languages, bold, wrapped lines, headings, odd line separators), whatever the
+    parse finds, the quick look lets through."""
+    import random
+
+    from daemon.capture import lessons
+    from daemon.capture.distill import cues
+
+    pieces = ["Lesson", "Les**son**", "lessons\nlearned", "**Gotcha:**", "Decision", "decided", "Rule", "教训", "注意\n事项",
+              "배운 점", "## Heading", "## Decisions & Rationale", ": ", "：", "- ", "1. ", "> ", "\n", "\n\n", "\u2028", "\x1c",
+              "```\n", "| a |", " always pin the lockfile", " x", "watch\nout", "**", "  ", "Outcome.", "落とし穴"]
+    rng = random.Random(7)
+    texts = ["- Les**son**: keep the lockfile honest", "Lessons\nlearned: pin it", "注意\n事项：不要用 npm 安装依赖"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 14))) for _ in range(4000)]
+    looked = {text: cues.may_hold_memory_label(text) for text in texts}
+    monkeypatch.setattr(cues, "may_hold_memory_label", lambda text: True)
+    found = [text for text in texts if lessons.statements(text)]
+    assert found, "no fragment made a statement: the check checks nothing"
+    assert [text for text in found if not looked[text]] == []
+    assert any(not v for v in looked.values())
