@@ -74,7 +74,7 @@ COMMON_MIN = 20
 # Among the memories a session sees, a word is common when COMMON_SHARE of them hold it,
 # and more than COMMON_MIN in proportion to the share of the store they are (at least this).
 SCOPE_COMMON_MIN = 5
-SCOPED_POSTINGS = 3000  # postings walked at most to judge the prompt's words in the session's scope
+SCOPED_POSTINGS = 1000  # postings walked at most to judge the prompt's words in the session's scope
 
 _HANGUL, _KATAKANA = "\uac00-\ud7af", "\u30a0-\u30ff"  # character ranges of the scripts that space their words
 _COMPOUND = re.compile(r"\w[._/-]+\w")
