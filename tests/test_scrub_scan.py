@@ -13,17 +13,19 @@ import string
 
 import pytest
 
-from daemon.scrub import entropy, formats, keywords, scan
+from daemon.scrub import entropy, formats, keywords, scan, structure
 
 ANCHORED = {
     "assignment": (keywords._ASSIGN, keywords._ASSIGN_WORDS),
     "scheme": (keywords._SCHEME, keywords._SCHEME_WORDS),
     "prose": (keywords._PROSE_NAME, keywords._PROSE_WORDS),
     "login": (keywords._LOGIN, keywords._LOGIN_WORDS),
+    "netrc": (structure._NETRC, structure._NETRC_WORDS),
 }
 WORDS = (
     "pass pwd pw passwd password passphrase passcode secret token key auth cred creds credentials sig signature pat hmac "
-    "bearer basic ssws splunk pin login log-in user username account api key access key secret key pass word"
+    "bearer basic ssws splunk pin login log-in user username account api key access key secret key pass word "
+    "machine default port"
 ).split(" ")
 SEPARATORS = ["=", ":", " = ", ": ", ":=", "=>", "('", '"', "'", "]", " is ", " / ", "\n", "_", "-", " ", "\t", "s", "x", "?:", "=="]
 TOKEN_CHARS = string.ascii_letters + string.digits + "+/=_-.$~"
@@ -39,6 +41,10 @@ def _texts(seed: str, count: int = 3000) -> list[str]:
             if roll < 0.1:  # `login is admin / s3cr3t-value`
                 user = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 8)))
                 parts.append(f"{rng.choice(WORDS)}{rng.choice([' is ', ': ', '=', ' with ', ' are '])}{user} / {rng.choice(WORDS)}{rng.randint(0, 99999)}")
+            elif roll < 0.15:  # `machine h login u password p`, `default login u password p`
+                sp, value = rng.choice([" ", "\t", "  "]), rng.choice(["p4ss", '"a b"', "x", "s3cr3t-" + str(rng.randint(0, 999))])
+                line = rng.choice(["machine h{sp}login u{sp}", "default{sp}login u{sp}", "machine{sp}h{sp}port 1{sp}", "", "pass "])
+                parts.append(line.format(sp=sp) + f"password{sp}{value}" + rng.choice(["\n", "", " more"]))
             elif roll < 0.25:  # `bearer <token>`, `api_key = <token>`
                 parts.append(rng.choice(WORDS) + rng.choice(SEPARATORS) + "".join(rng.choice(TOKEN_CHARS) for _ in range(rng.randint(8, 40))))
             elif roll < 0.45:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from daemon.scrub.scan import find_anchored
 from daemon.scrub.shape import is_placeholder, looks_random, password_like
 
 Span = tuple[int, int, str]
@@ -89,6 +90,9 @@ def find_url_credentials(text: str) -> Iterator[Span]:
 # sentences), or a
 # `password p` line of a multi-line entry.
 _NETRC = re.compile(r"(?<![a-z])(?:machine[ \t]+\S+(?:[ \t]+(?:login|account|port)[ \t]+\S+)*|default(?:[ \t]+(?:login|account|port)[ \t]+\S+)+)[ \t]+password[ \t]+(?P<val>\"[^\"\n]+\"|[^\s]+)|password[ \t]+(?P<alone>[^\s:=]+)[ \t]*$", re.M)
+# What every match of it starts with: sought by scan.find_anchored (the engine, which has no
+# first character to skip ahead to past the look-behind, would try both branches everywhere).
+_NETRC_WORDS = ("machine", "default", "password")
 _MAC = re.compile(r"[ \t]*[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,}[ \t]*$", re.M)  # MAC and IPv6 addresses
 _PGPASS_PORT = re.compile(r":(?:[0-9]{1,5}|\*):")
 _PGPASS_WORD = re.compile(r"(?:(?:[A-Za-z0-9\-]+\.)+[A-Za-z][A-Za-z0-9\-]*|localhost|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z_][\w.\-]*|\*):(?:[A-Za-z_][\w.@\-]*|\*):(?P<val>\S+)")
@@ -100,7 +104,7 @@ _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{
 def find_credential_files(text: str, low: str) -> Iterator[Span]:
     """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)."""
     if "password" in low:
-        for m in _NETRC.finditer(low):
+        for m in find_anchored(_NETRC, low, _NETRC_WORDS):
             group = "val" if m.group("val") else "alone"
             if group == "alone" and low[low.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
                 continue  # `password X` must start its line
