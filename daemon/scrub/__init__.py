@@ -11,6 +11,12 @@ yielding spans; overlapping spans merge so nothing is left half-redacted:
 3. names (keywords.py): values bound to a secret's name, command flags, headers, prose,
    judged by their shape (shape.py) so that code (`token = tokens[i]`) survives;
 4. high-entropy tokens anywhere (entropy.py), except digests, ids and encoded text.
+
+Most text holds no secret, so what keeps this cheap is finding nothing fast: each detector
+first checks for what its patterns need (a word, a dash, a run of token characters), the
+runs of token characters are found once for the detectors that look inside them, and the
+keyword patterns are tried only where their first word is (scan.py). Short texts, which
+come back again and again (titles, directories, a tool's status line), keep their answers.
 """
 
 from __future__ import annotations
