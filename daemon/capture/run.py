@@ -230,6 +230,7 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     capture, options = p.capture, p.options
     settle_ms = int(capture.settings.capture.settle_seconds * 1000)
     records: dict[str, SessionRecord] = {}
+    actions: dict[str, Action] = {}
     known_seen = 0
     batch: list[_Job] = []
     try:
@@ -237,17 +238,23 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
             if position % RECORD_CHUNK == 0:
                 # Records are fetched a slice at a time: a full scan of 10,000 sessions
                 # must not hold 10,000 records at once (the daemon's resident memory).
-                records = capture.state.get_many(s.id for s in sessions[position : position + RECORD_CHUNK])
+                chunk = sessions[position : position + RECORD_CHUNK]
+                records = capture.state.get_many(s.id for s in chunk)
                 known_seen += len(records)
-                _prefetch(p, sessions[position : position + RECORD_CHUNK], records, settle_ms)
+                # Planned a slice ahead (pure: the same answers as one at a time): the workers
+                # are handed what the slice will build.
+                actions = {
+                    s.id: plan.plan_session(s, records.get(s.id), p.now_ms, settle_ms, options, capture.identity, p.hold)
+                    for s in chunk
+                }
+                _prefetch(p, [(s, records.get(s.id)) for s in chunk if actions[s.id] is Action.BUILD])
             if capture.should_stop():
                 # Shutting down: what is done is recorded below; the rest waits for the
                 # next start (the watermark does not move past it).
                 p.report.interrupted = True
                 break
             record = records.get(info.id)
-            action = plan.plan_session(info, record, p.now_ms, settle_ms, options, capture.identity, p.hold)
-            job = _act(p, info, record, action, settle_ms)
+            job = _act(p, info, record, actions[info.id], settle_ms)
             if job is None:
                 p.tick(info.title)
                 continue
@@ -262,16 +269,10 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     return known_seen
 
 
-def _prefetch(p: _Pass, chunk: list[SessionInfo], records: dict[str, SessionRecord], settle_ms: int) -> None:
-    """Hand the sessions of `chunk` the pass will build to worker processes, when there are
-    enough of them (once there are, every later one); the same plan decides as in `_walk`."""
+def _prefetch(p: _Pass, builds: list[tuple[SessionInfo, SessionRecord | None]]) -> None:
+    """Hand the sessions a slice will build to worker processes, when there are enough of
+    them (once there are, every later one)."""
     capture, options = p.capture, p.options
-    builds = [
-        (info, records.get(info.id))
-        for info in chunk
-        if plan.plan_session(info, records.get(info.id), p.now_ms, settle_ms, options, capture.identity, p.hold)
-        is Action.BUILD
-    ]
     if p.prefetch is None:
         count = workers.worker_count(capture.settings.capture.workers)
         extractive = isinstance(capture.distiller, ExtractiveDistiller) and isinstance(capture.reader, OpenCodeReader)
@@ -321,7 +322,8 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     if p.options.dry_run:
         report.would_distill.append(info.id)
         return None
-    # The model input is persisted (already scrubbed) before any distiller sees it.
+    # The model input is persisted (already scrubbed) before any model sees it (a worker's
+    # extractive note may come first: nothing of it has left the machine).
     # Derived data: no fsync of its own (the batch is synced before it is recorded).
     if capture.settings.capture.transcript_days > 0:  # 0: transcripts are kept nowhere
         with capture.state.fence.guard():
