@@ -19,17 +19,19 @@ _COUNT_OUT = (
     f" DELETE FROM tally WHERE {_TALLY_KEY.format(r='old')} AND docs <= 0;"
 )
 # The roots (other than the row's own) that hold a row's category and title: tally knows
-# every root with rows, so this is one index probe per root.
-# (Not INSERT OR IGNORE: an outer statement's conflict clause overrides a trigger's.)
+# every root with rows (once per project and hard-rule flag: hence DISTINCT), so this is
+# one index probe per root. (Not INSERT OR IGNORE: an outer statement's conflict clause
+# overrides a trigger's.)
+_ROOTS = "(SELECT DISTINCT root FROM tally)"
 _TWIN_IN = (
     "INSERT INTO twin SELECT new.category, new.title_key WHERE NOT EXISTS (SELECT 1 FROM twin "
-    "WHERE category = new.category AND title_key = new.title_key) AND EXISTS (SELECT 1 FROM tally t "
-    "CROSS JOIN doc o ON o.root = t.root AND o.category = new.category AND o.title_key = new.title_key "
-    "WHERE t.root != new.root);"
+    f"WHERE category = new.category AND title_key = new.title_key) AND EXISTS (SELECT 1 FROM {_ROOTS} t "
+    "WHERE t.root != new.root AND EXISTS (SELECT 1 FROM doc o WHERE o.root = t.root "
+    "AND o.category = new.category AND o.title_key = new.title_key));"
 )
 _TWIN_OUT = (
     "DELETE FROM twin WHERE category = old.category AND title_key = old.title_key AND (SELECT count(*) FROM "
-    "(SELECT DISTINCT t.root FROM tally t CROSS JOIN doc o ON o.root = t.root AND o.category = old.category "
+    f"{_ROOTS} t WHERE EXISTS (SELECT 1 FROM doc o WHERE o.root = t.root AND o.category = old.category "
     "AND o.title_key = old.title_key)) < 2;"
 )
 
@@ -67,7 +69,7 @@ _MOVED = " OR ".join(
     ).split()
 )
 
-SCHEMA_VERSION = 10  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table; 9: tally, twin, doc_inventory (tally.py); 10: doc_inventory narrower
+SCHEMA_VERSION = 11  # 3: previews skip a session note's provenance line; 4: term table; 5: project column; 6: folder table; 7: cat_tag table; 8: stable table; 9: tally, twin, doc_inventory (tally.py); 10: doc_inventory narrower; 11: twin probes once per root
 
 SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
