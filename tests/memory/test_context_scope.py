@@ -157,3 +157,7 @@ def test_a_word_is_common_or_not_among_what_the_session_sees(
     # ... in the shop, where forty-one of its memories hold it, it does not (signature does).
     assert build_context(index, roots_of(shop, global_root), NOW, prompt="the webhook").relevant_ids == ()
     assert build_context(index, roots_of(shop, global_root), NOW, prompt="webhook signature").relevant_ids == ("shop-hook",)
+    for n in range(40):  # now billing's notes hold it too: what was counted is counted again
+        note(g, f"bill-{n}", billing, f"ses_b{n}", f"Billing session {n}", f"Retried the webhook of invoice {n}.")
+    index.sync_root(global_root)
+    assert build_context(index, roots_of(billing, global_root), NOW, prompt="the webhook").relevant_ids == ()
