@@ -124,7 +124,11 @@ class Prefetch:
         """Hand out batches while fewer than AHEAD sessions are out and `least` are waiting."""
         while len(self._waiting) >= least and len(self._handed) < AHEAD:
             jobs = [self._waiting.popleft() for _ in range(min(BATCH, len(self._waiting)))]
-            future = self._pool.submit(_build_many, jobs)
+            try:
+                future = self._pool.submit(_build_many, jobs)
+            except (BrokenProcessPool, RuntimeError) as exc:  # a worker could not start, or died
+                self._give_up(exc)
+                return
             for place, job in enumerate(jobs):
                 self._handed[job.info.id] = (future, place)
 
@@ -134,7 +138,8 @@ class Prefetch:
 
         Sessions queued before it and not asked for are dropped."""
         if session_id not in self._queued:
-            return None
+            return None  # not queued, or the pool was given up: the pass builds it
+
         while self._order[0] != session_id:
             skipped = self._order.popleft()
             self._queued.discard(skipped)
@@ -143,12 +148,26 @@ class Prefetch:
         self._queued.discard(self._order.popleft())
         if session_id not in self._handed:
             self._fill(1)  # it waits at the head of the queue: hand it out now
-        future, place = self._handed.pop(session_id)
+        future, place = self._handed.pop(session_id, (None, 0))
         self._fill(BATCH if len(self._waiting) >= BATCH or self._handed else 1)
+        if future is None:
+            return None
         try:
             return future.result()[place]
-        except BrokenProcessPool:  # a worker died (killed, out of memory): this process builds it
+        except BrokenProcessPool as exc:  # a worker died (killed, out of memory): this process builds it
+            self._give_up(exc)
             return None
+
+    def _give_up(self, exc: BaseException) -> None:
+        """No more work for the pool: the pass builds every session itself from here on."""
+        if self._queued:
+            from daemon.logs import get_logger  # here: a worker imports this module, and needs no logging
+
+            get_logger("memoryd.capture").warning("workers.stopped", error=str(exc), sessions_left=len(self._queued))
+        self._order.clear()
+        self._queued.clear()
+        self._waiting.clear()
+        self._handed.clear()
 
     def close(self) -> None:
         """Stop the workers; what was queued and not taken is dropped."""

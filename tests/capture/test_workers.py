@@ -103,3 +103,17 @@ def test_a_malformed_row_read_by_a_worker_is_skipped_with_its_warning(home, fixt
 def test_worker_count():
     assert workers.worker_count(3) == 3
     assert 1 <= workers.worker_count(0) <= workers.MAX_WORKERS
+
+
+def test_a_pool_that_breaks_leaves_the_pass_to_build_the_rest(home, fixture_db, monkeypatch):
+    roots = _grow(fixture_db, 40)
+    monkeypatch.setattr(workers, "POOL_MIN", 5)
+
+    def broken(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        from concurrent.futures.process import BrokenProcessPool
+
+        raise BrokenProcessPool("a child process terminated abruptly")
+
+    monkeypatch.setattr(workers.ProcessPoolExecutor, "submit", broken)
+    report, _ = _pass(2)
+    assert len(report.distilled) + len(report.junk) == roots and not report.failed
