@@ -13,7 +13,10 @@ chatty prompts; then 39 more written after the ranking was changed on the first
 held-out results, so that one figure stays unseen: pasted error messages and log lines)
 and a third (bench/relevance_heldout3.py: 55 prompts built by another method, one per
 memory with the kind of prompt assigned in rotation: paraphrase, cross-language,
-identifier, symptom; then near misses, nothing stored, another project's topic),
+identifier, symptom; then near misses, nothing stored, another project's topic)
+and a fourth (bench/relevance_heldout4.py: 59 prompts as sessions really open, one per
+memory in rotation: a long opener with a pasted stack trace, log or diff, a terse command,
+another language; then 20 with nothing stored in the same styles),
 each reported on its own, every prompt's block is
 built exactly as a session in that project gets it, from real trees and a real index
 (the global tree shared by all projects, two projects with a tree of their own). Measured:
@@ -49,9 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.relevance_heldout import HELDOUT, HELDOUT_2  # noqa: E402
 from bench.relevance_heldout3 import HELDOUT_3  # noqa: E402
+from bench.relevance_heldout4 import HELDOUT_4  # noqa: E402
 from bench.relevance_set import GENERIC, GENERIC_CJK, MEMORIES, PROMPTS, SYLLABLES  # noqa: E402
 
-SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3}
+SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4}
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OWN_TREES = ("shop", "datapipe")  # projects with a `.memory/` of their own
