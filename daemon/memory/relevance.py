@@ -27,7 +27,9 @@ shares the prompt's *content* words, not its filler. The steps:
    weight, so a prompt about something else covers little, while a paraphrase's own words
    and a long prompt's chat do not drown its one question) and score near the best one.
    A memory that holds only part of the words another one holds is not shown beside it
-   (a curated one is not pushed out by a session note, though). Curated kinds (rule,
+   (a curated one is not pushed out by a session note, though), nor one that is strong
+   evidence of no word of the prompt a better one is not (a lesson sharing the best
+   note's title word, with a word of a pasted log in passing in its body). Curated kinds (rule,
    lesson, gotcha, decision, fact) get a lift, so they beat a session note that merely
    quotes the same words: one within half of the best score goes before every session note.
 
@@ -89,6 +91,7 @@ class Scored:
     score: float
     coverage: float
     units: frozenset[int] = frozenset()  # which of the prompt's units it holds
+    titled: frozenset[int] = frozenset()  # those it is strong evidence of (see _evidence)
 
     @property
     def curated(self) -> bool:
@@ -206,12 +209,14 @@ def _in(probes: tuple, text: str) -> bool:
     return any(p in text if isinstance(p, str) else p.search(text) for p in probes)
 
 
-def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], bool, bool]:
-    """(score, weight covered, units matched, strong evidence, a deciding word anywhere).
+def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], set[int], bool, bool]:
+    """(score, weight covered, units matched, units of strong evidence, strong evidence,
+    a deciding word anywhere).
     Strong: a deciding word in the title, description or tags, or a deciding identifier
     (DEPLOY_ENV, r.Context, src/app.py) anywhere: no word in passing."""
     score = covered = 0.0
     matched: set[int] = set()
+    titled: set[int] = set()
     strong = decides = False
     for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
@@ -219,9 +224,13 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, froz
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or decisive
+                if decisive and share == 1.0:  # not a part of an identifier no memory holds
+                    titled.add(number)
             elif _in(probes, body):
                 best = max(best, weight)
                 strong = strong or identifier
+                if identifier and share == 1.0:
+                    titled.add(number)
             else:
                 continue
             decides = decides or decisive
@@ -229,7 +238,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, froz
             score += share * max(top, BODY_ONLY * best)
             covered += share * best
             matched.add(number)
-    return score, covered, frozenset(matched), strong, decides
+    return score, covered, frozenset(matched), titled, strong, decides
 
 
 def score_candidates(
@@ -251,12 +260,12 @@ def score_candidates(
         streams = fields.get(str(hit.memory.path))
         if streams is None:
             continue
-        score, covered, matched, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
+        score, covered, matched, titled, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
         # Evidence: a word that decides (not common in this store), and two words or a
         # strong one. One word in passing is none.
         if decides and (len(matched) >= 2 or strong):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
-            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched))
+            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched, frozenset(titled)))
     return scored
 
 
@@ -264,9 +273,28 @@ def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
     `memory` adds nothing. A session note that quotes the prompt does not push out the
     curated memory that answered it, unless that holds far less of the prompt."""
-    if not memory.units < other.units:
-        return False
+    return memory.units < other.units and _may_push_out(other, memory)
+
+
+def _may_push_out(other: Scored, memory: Scored) -> bool:
+    """A session note pushes out no curated memory unless that covers far less of the prompt."""
     return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
+
+
+def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:
+    """The memories that each bring strong evidence of their own: one shown beside better
+    ones must be strong evidence (a deciding word in its title, description or tags, a
+    deciding identifier anywhere) of a word of the prompt none of them is strong evidence
+    of (two topics named: both; a lesser memory sharing the better one's strong word, with
+    a word of a pasted log in passing in its body: not that one). Ties are equals; a
+    session note does not push out a curated memory covering a fair share of what it does."""
+    ranked = sorted(kept, key=lambda s: -s.score)
+    out: list[Scored] = []
+    for number, s in enumerate(ranked):
+        better = {u for o in ranked[:number] if o.score > s.score and _may_push_out(o, s) for u in o.titled}
+        if not better or s.titled - better:
+            out.append(s)
+    return out
 
 
 def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
@@ -275,7 +303,7 @@ def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
     if not passing:
         return []
     best = max(s.score for s in passing)
-    kept = [s for s in passing if s.score >= NEAR_BEST * best and not any(_outdone(s, o) for o in passing)]
+    kept = _own_evidence([s for s in passing if s.score >= NEAR_BEST * best and not any(_outdone(s, o) for o in passing)])
     # A session note that quotes the prompt scores high on its words alone; the curated
     # memory that answered it goes first while its score is of the same order.
     kept.sort(

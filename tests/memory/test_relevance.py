@@ -123,3 +123,20 @@ def test_a_korean_or_katakana_word_is_not_found_inside_a_longer_one(
     assert shown(index, roots, "모델에 무엇을 붙여야 하나요") == ("keep",)  # 모델, not the 모델 of 뷰모델
     assert shown(index, roots, "レートリミットがリセットされない") == ("rate",)  # レート, not the レー of マイグレーション
     assert shown(index, roots, "古いポッドが新しいスキーマで落ちる") == ("mig",)
+
+
+def test_a_lesser_memory_must_bring_strong_evidence_of_its_own(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "sessions/drift.md", "title: Terraform plan shows drift on the VPC\nkind: session\nid: drift",
+                 "Outcome: someone changed the security group in the console; imported it instead of reverting.")  # fmt: skip
+    write_memory(project_root.path, "lesson/lock.md", "title: Terraform state needs a DynamoDB lock\nkind: lesson\nid: lock",
+                 "Two people ran apply at once and broke the state file.")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    pasted = ("terraform plan wants to change things nobody touched:\n```\n  # aws_security_group.web will be updated in-place\n"
+              "Plan: 0 to add, 1 to change, 0 to destroy.\n```\nshould I just apply and revert it?")  # fmt: skip
+    # the lesson shares only the note's title word (terraform) and a word in passing (apply)
+    assert shown(index, roots, pasted) == ("drift",)
+    # two topics named: each memory is strong evidence of its own
+    assert set(shown(index, roots, "terraform plan drift, and do we need a DynamoDB state lock?")) == {"drift", "lock"}
