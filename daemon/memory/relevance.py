@@ -187,11 +187,12 @@ def _prompt(
     return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld, tuple(probes))
 
 
-def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple:
+def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]]:
     """What finds a term's held forms in a token stream: " form " (its tokens between
-    spaces), or for a form found only where a word starts, a pattern that refuses it
-    after its own first character (then it continues a longer word: 뷰모 모델)."""
-    out: list = []
+    spaces), and for a form found only where a word starts, that text with a pattern that
+    refuses it after its own first character (then it continues a longer word: 뷰모 모델)."""
+    plain: list[str] = []
+    starts: list[tuple[str, re.Pattern]] = []
     for form in forms:
         if not df.get(form):
             continue
@@ -199,14 +200,15 @@ def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple:
             # In a token stream a word's bigrams overlap: 뷰모 모델 is one word, いポ ポッ a seam.
             text = form[len(STARTS) :]
             script = _HANGUL if "\uac00" <= text[0] <= "\ud7af" else _KATAKANA
-            out.append(re.compile(f"(?<![{script}]{re.escape(text[0])}) {re.escape(text)} "))
+            starts.append((f" {text} ", re.compile(f"(?<![{script}]{re.escape(text[0])}) {re.escape(text)} ")))
         else:
-            out.append(f" {form} ")
-    return tuple(out)
+            plain.append(f" {form} ")
+    return tuple(plain), tuple(starts)
 
 
-def _in(probes: tuple, text: str) -> bool:
-    return any(p in text if isinstance(p, str) else p.search(text) for p in probes)
+def _in(probes: tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]], text: str) -> bool:
+    plain, starts = probes
+    return any(p in text for p in plain) or any(s in text and p.search(text) for s, p in starts)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], set[int], bool, bool]:
@@ -365,9 +367,13 @@ def _common_forms(
     if not held:
         return frozenset()
     seen = index.scope_size(roots, now, project)
+    if seen >= total:  # the session sees the whole store: its verdict is the store's
+        return frozenset(f for f in held if _is_common(df[f], total))
     limit = int(max(SCOPE_COMMON_MIN, COMMON_MIN * seen / max(1, total), COMMON_SHARE * seen))
     common, ask, budget = set(), [], SCOPED_POSTINGS
     for form in held:
+        if df[form] <= limit:
+            continue  # fewer memories of the store hold it than would make it common here
         if " " in form or form.startswith(STARTS) or df[form] > budget:
             if _is_common(df[form], total):
                 common.add(form)

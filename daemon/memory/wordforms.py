@@ -191,7 +191,8 @@ def candidate_forms(word: str) -> tuple[str, ...]:
     if not (word.isascii() and word.isalpha() and len(word) >= 3):
         return plain
     root = stem(word)
-    made = dict.fromkeys(root + ending for ending in _ENDINGS)
+    # cach: cache, caches; a root ending in a vowel or y takes no e (deploy: no deploye)
+    made = dict.fromkeys(root + ending for ending in _ENDINGS if root[-1] not in "aeiouyw" or ending[:1] != "e" or ending == "ed")
     if root.endswith("e"):  # time: timed, timing
         made.update(dict.fromkeys((root + "d", root[:-1] + "ing")))
     if root.endswith("i"):  # verifi: verify, verifies, verified
