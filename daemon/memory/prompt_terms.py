@@ -162,3 +162,41 @@ def joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list[
             at = min((kept.index(p) for p in parts if p in kept), default=len(kept))
             kept.insert(at, joined)
     return kept, groups
+
+
+# What a prompt pastes rather than says: a fenced block, stack frames, a shell session,
+# compiler, test runner and log lines.
+_FENCE = re.compile(r"\s*(?:```|~~~)")
+_OUTPUT_LINE = re.compile(
+    r"\s*(?:at\s|File \"|-->|\d*\s*\|\s|[│├└╰┬]|Traceback\b|Caused by\b|\$ |> |\[\d{4}-\d\d-\d\d|\d{4}-\d\d-\d\d[T ]\d\d:"
+    r"|(?:error|warning|fatal)(?:\[\w+\])?:|[\w.]*(?:Error|Exception|Warning)\b:)",
+    re.IGNORECASE,
+)
+
+
+def prose_of(prompt: str) -> str | None:
+    """The prompt's own words when it pastes output (a fenced block, stack frames, a shell
+    session, compiler or log lines): the lines outside it; None when it pastes nothing."""
+    if "\n" not in prompt:
+        return None
+    kept: list[str] = []
+    pasted = fenced = False
+    for line in prompt.splitlines():
+        if _FENCE.match(line):
+            fenced, pasted = not fenced, True
+        elif fenced or _OUTPUT_LINE.match(line):
+            pasted = True
+        else:
+            kept.append(line)
+    return "\n".join(kept) if pasted else None
+
+
+def prose_terms(prompt: str, terms: Sequence[str]) -> frozenset[str]:
+    """Those of `terms` the prompt's own words hold when it pastes output (`prose_of`),
+    a phrase when one of its bigrams is there; empty when it pastes nothing."""
+    text = prose_of(prompt)
+    if text is None:
+        return frozenset()
+    said = set(tokenize.query_tokens(text))
+    said |= {wordforms.canonical(t) for t in said}
+    return frozenset(t for t in terms if t in said or any(p in said for p in parts(t.lstrip(STARTS))))

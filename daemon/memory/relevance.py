@@ -22,7 +22,9 @@ shares the prompt's *content* words, not its filler. The steps:
    customers is not about customer_id).
 3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
    strong one (a deciding word in its title, description or tags, or a deciding
-   identifier anywhere); it must cover a share of the prompt's content (the weight of its
+   identifier anywhere); when the prompt pastes output (a fenced block, stack frames, a
+   shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
+   the user wrote too, if a memory holds one (the paste confirms, it picks nothing alone); it must cover a share of the prompt's content (the weight of its
    four weightiest words: words no memory holds count too, at half the rarest word's
    weight, so a prompt about something else covers little, while a paraphrase's own words
    and a long prompt's chat do not drown its one question) and score near the best one.
@@ -50,7 +52,7 @@ from datetime import datetime
 
 from daemon.memory import stopwords, tokenize
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
-    STARTS, content_terms, held_forms, joined, parts, prompt_forms, word_forms, word_groups,
+    STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, word_forms, word_groups,
 )
 from daemon.memory.stopwords import is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
@@ -140,6 +142,7 @@ class _Prompt:
     decisive: frozenset[str]
     whole: float
     unheld: frozenset[str] = frozenset()  # compounds no memory holds (their parts match half)
+    said: frozenset[int] = frozenset()  # units of the prompt's own words some memory holds, when it pastes output
     # Per unit that some memory can hold: (its share, [(" form " probes, weight, decides,
     # an identifier that decides)]): only forms the index holds can be in a memory.
     probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool], ...]], ...] = ()
@@ -152,10 +155,12 @@ def _prompt(
     groups: Sequence[Sequence[str]] = (),
     forms: dict | None = None,
     common: frozenset[str] | None = None,
+    said: frozenset[str] = frozenset(),
 ) -> _Prompt:
     """What scoring needs of these terms; `forms`: each term's held forms (`held_forms`),
     its plain inflections when not given; `common`: the forms common in the session's
-    scope (`_common_forms`), the store's verdict when not given."""
+    scope (`_common_forms`), the store's verdict when not given; `said`: the terms of the
+    prompt's own words when it pastes output (`prose_terms`)."""
     forms = forms or {t: word_forms(t) for t in terms}
     held = {t: max((df.get(f, 0) for f in forms[t]), default=0) for t in terms}
     # A word no memory holds weighs UNHELD of the rarest one held: it says the prompt may
@@ -173,7 +178,7 @@ def _prompt(
     else:
         decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
-    probes = []
+    probes, own = [], set()
     for unit in units:
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
@@ -183,8 +188,11 @@ def _prompt(
             if held[t]
         )  # fmt: skip
         if members:
+            if any(held[t] and t in said for t in unit):
+                own.add(len(probes))
             probes.append((share, members))
-    return _Prompt(units, forms, weight, decisive, sum(unit_weights[:COVER_TERMS]) or 1.0, unheld, tuple(probes))
+    whole = sum(unit_weights[:COVER_TERMS]) or 1.0
+    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes))
 
 
 def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]]:
@@ -252,11 +260,13 @@ def score_candidates(
     groups: Sequence[Sequence[str]] = (),
     forms: dict | None = None,
     common: frozenset[str] | None = None,
+    said: frozenset[str] = frozenset(),
 ) -> list[Scored]:
     """Score each hit by the prompt's content words it holds (pure: index data given);
     `groups`: the prompt's `word_groups`, `forms`: its terms' held forms (`held_forms`),
-    `common`: the forms common in the session's scope."""
-    prompt = _prompt(terms, total, df, groups, forms, common)
+    `common`: the forms common in the session's scope, `said`: the terms of the prompt's
+    own words when it pastes output (`prose_terms`)."""
+    prompt = _prompt(terms, total, df, groups, forms, common, said)
     scored = []
     for hit in hits:
         streams = fields.get(str(hit.memory.path))
@@ -264,8 +274,10 @@ def score_candidates(
             continue
         score, covered, matched, titled, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
         # Evidence: a word that decides (not common in this store), and two words or a
-        # strong one. One word in passing is none.
-        if decides and (len(matched) >= 2 or strong):
+        # strong one. One word in passing is none. When the prompt pastes output, a word of
+        # what the user says too, if some memory holds one: the paste confirms, it does not
+        # pick a memory alone (a library's frame, a word of an error message in passing).
+        if decides and (len(matched) >= 2 or strong) and (not prompt.said or matched & prompt.said):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
             scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched, frozenset(titled)))
     return scored
@@ -351,7 +363,8 @@ def relevant_hits(
     if not hits:
         return []
     fields = index.field_tokens([h.memory.path for h in hits])
-    return above_floor(score_candidates(hits, terms, fields, total, df, groups, forms, common), k)
+    scored = score_candidates(hits, terms, fields, total, df, groups, forms, common, prose_terms(prompt, terms))
+    return above_floor(scored, k)
 
 
 def _common_forms(

@@ -140,3 +140,29 @@ def test_a_lesser_memory_must_bring_strong_evidence_of_its_own(
     assert shown(index, roots, pasted) == ("drift",)
     # two topics named: each memory is strong evidence of its own
     assert set(shown(index, roots, "terraform plan drift, and do we need a DynamoDB state lock?")) == {"drift", "lock"}
+
+
+def test_a_pasted_trace_confirms_a_memory_but_does_not_pick_one_alone(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "gotcha/pq.md", "title: Parquet timestamps from pandas are nanoseconds\nkind: gotcha\nid: pq",
+                 "Loading pandas-written parquet into BigQuery failed with 'invalid timestamp'. Write with coerce_timestamps='us'.")  # fmt: skip
+    write_memory(project_root.path, "fact/etl.md", "title: Nightly jobs\nkind: fact\nid: etl", "The script runs at night.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    csv = ("this script dies on a big CSV:\n```\nTraceback (most recent call last):\n"
+           '  File ".../pandas/io/parsers/readers.py", line 912, in read_csv\n'
+           "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9: invalid continuation byte\n```\n"
+           "the file comes from the finance team's Excel export")  # fmt: skip
+    assert shown(index, roots, csv) == ()  # pandas and invalid only in the paste
+    load = "loading into BigQuery fails for yesterday's partition:\n```\nBadRequest: 400 Invalid timestamp value in parquet\n```\n"
+    assert shown(index, roots, load) == ("pq",)
+
+
+def test_the_prompts_own_words_are_the_lines_outside_what_it_pastes() -> None:
+    from daemon.memory.prompt_terms import prose_of
+
+    assert prose_of("why does the deploy fail?") is None
+    assert prose_of("it broke:\n```\n$ make\nerror: no rule\n```\nany idea?") == "it broke:\nany idea?"
+    trace = "TypeError in the cart:\n    at CartItems (CartItems.tsx:23:24)\n  File \"app.py\", line 3\nhelp?"
+    assert prose_of(trace) == "TypeError in the cart:\nhelp?"
