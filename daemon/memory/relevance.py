@@ -390,9 +390,14 @@ def _common_forms(
         if " " in form or form.startswith(STARTS) or df[form] > budget:
             if _is_common(df[form], total):
                 common.add(form)
-        else:
+            continue
+        budget -= df[form]
+        # The scope holds at most df of its memories and at least df less those it does
+        # not see: either bound may settle the verdict without walking a posting.
+        if df[form] - max(0, total - seen) > limit:
+            common.add(form)
+        elif df[form] > limit:
             ask.append(form)
-            budget -= df[form]
     counts = index.scoped_counts(ask, roots, now, project, limit)
     return frozenset(common | {f for f in ask if counts[f] > limit})
 

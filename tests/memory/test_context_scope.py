@@ -161,3 +161,29 @@ def test_a_word_is_common_or_not_among_what_the_session_sees(
         note(g, f"bill-{n}", billing, f"ses_b{n}", f"Billing session {n}", f"Retried the webhook of invoice {n}.")
     index.sync_root(global_root)
     assert build_context(index, roots_of(billing, global_root), NOW, prompt="the webhook").relevant_ids == ()
+
+
+def test_a_words_verdict_in_a_scope_settled_by_its_counts_is_the_one_a_walk_gives(
+    index: SearchIndex, global_root: MemoryRoot, shop: Path, billing: Path
+) -> None:
+    """A word held by too few memories of the store to be common in the scope, or by so
+    many that the scope must hold enough of them, is judged without walking postings: the
+    verdict is the one counting the scope's memories gives."""
+    from daemon.memory import relevance
+
+    g = global_root.path
+    for n in range(30):
+        write_memory(g, f"fact/shop{n}.md", f"title: Shop fact {n}\nkind: fact\nproject: {shop}", f"deploy canary shopword{n % 2} s{n}")
+        write_memory(g, f"fact/bill{n}.md", f"title: Bill fact {n}\nkind: fact\nproject: {billing}", f"deploy ledger b{n}")
+    for n in range(8):
+        write_memory(g, f"fact/few{n}.md", f"title: Few {n}\nkind: fact\nproject: {shop}", "fewword")
+    index.sync_root(global_root)
+    roots = roots_of(shop, global_root)
+    words = ["deploy", "canary", "ledger", "fewword", "shopword0", "shopword1"]
+    df = index.doc_counts(words)
+    total, seen = index.count(), index.scope_size(roots, NOW, str(shop))
+    limit = int(max(relevance.SCOPE_COMMON_MIN, relevance.COMMON_MIN * seen / total, relevance.COMMON_SHARE * seen))
+    settled = relevance._common_forms(index, roots, NOW, str(shop), {w: (w,) for w in words}, df, total)
+    walked = index.scoped_counts(words, roots, NOW, str(shop), limit)
+    assert settled == {w for w in words if walked[w] > limit}
+    assert "deploy" in settled and "ledger" not in settled and "fewword" not in settled
