@@ -19,7 +19,8 @@ shares the prompt's *content* words, not its filler. The steps:
    memory writes as one ("time out", timeout) are that word. An identifier
    and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
    counted once; the parts of an identifier no memory holds count half (a memory about
-   customers is not about customer_id).
+   customers is not about customer_id), and a memory holding nothing else of the prompt
+   is not about it.
 3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
    strong one (a deciding word in its title, description or tags, or a deciding
    identifier anywhere); when the prompt pastes output (a fenced block, stack frames, a
@@ -277,7 +278,8 @@ def score_candidates(
         # strong one. One word in passing is none. When the prompt pastes output, a word of
         # what the user says too, if some memory holds one: the paste confirms, it does not
         # pick a memory alone (a library's frame, a word of an error message in passing).
-        if decides and (len(matched) >= 2 or strong) and (not prompt.said or matched & prompt.said):
+        whole_word = any(prompt.probes[u][0] == 1.0 for u in matched)  # not only parts of unheld identifiers
+        if decides and whole_word and (len(matched) >= 2 or strong) and (not prompt.said or matched & prompt.said):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
             scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched, frozenset(titled)))
     return scored

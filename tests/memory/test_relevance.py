@@ -74,6 +74,17 @@ def test_parts_of_an_identifier_no_memory_holds_count_half() -> None:
     assert relevance._evidence(prompt, " customer ", " ")[1] == 0.5 * prompt.weight["customer"]
 
 
+def test_a_memory_holding_only_parts_of_identifiers_no_memory_holds_is_not_shown(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "sessions/dedupe.md", "title: Slow pandas merge in the customer dedupe job\nkind: session\nid: dd",
+                 "Outcome: the merge on email strings was replaced by a merge on a hashed key column.")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "KeyError: 'customer_id' in the notebook") == ()  # key of KeyError, customer of customer_id
+    assert shown(index, roots, "the customer dedupe job is slow, KeyError on the hashed key") == ("dd",)
+
+
 def test_word_forms_are_inflections_with_the_words_stem() -> None:
     from daemon.memory import wordforms
 
