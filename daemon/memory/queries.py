@@ -43,7 +43,7 @@ class IndexEntry(NamedTuple):
 @lru_cache(maxsize=256)
 def _root(key: str, scope: str) -> MemoryRoot:
     """The root an index row names (its key is already resolved: resolved once, not per query)."""
-    return MemoryRoot(Path(key), scope)  # type: ignore[arg-type]
+    return MemoryRoot.of_key(key, scope)
 
 
 def _json_list(text: str) -> tuple[str, ...]:

@@ -394,11 +394,11 @@ def _common_forms(
                 common.add(form)
             continue
         budget -= df[form]
-        # The scope holds at most df of its memories and at least df less those it does
-        # not see: either bound may settle the verdict without walking a posting.
-        if df[form] - max(0, total - seen) > limit:
+        # The scope holds at least df of them less the memories it does not see: that
+        # may settle the verdict without walking a posting.
+        if df[form] - (total - seen) > limit:
             common.add(form)
-        elif df[form] > limit:
+        else:
             ask.append(form)
     counts = index.scoped_counts(ask, roots, now, project, limit)
     return frozenset(common | {f for f in ask if counts[f] > limit})

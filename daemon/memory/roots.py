@@ -47,6 +47,17 @@ class MemoryRoot:
         # Resolved once so that the same tree always has the same key in the index.
         object.__setattr__(self, "path", Path(os.path.abspath(Path(self.path).expanduser())).resolve())
 
+    @classmethod
+    def of_key(cls, key: str, scope: str) -> MemoryRoot:
+        """The root an index row names: its key was resolved when it was indexed, so no
+        call to the file system (a search builds one for each root among its hits)."""
+        if scope not in ("global", "project"):
+            raise ValueError(f"scope must be 'global' or 'project', not {scope!r}")
+        root = object.__new__(cls)
+        object.__setattr__(root, "path", Path(key))
+        object.__setattr__(root, "scope", scope)
+        return root
+
     @property
     def key(self) -> str:
         """The string that names this root in the index."""
