@@ -316,7 +316,7 @@ def main() -> None:
                 print(f"-- round {round_}   (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
                 sock = bench_socket(home, project, args.requests)
                 bench_fallback(home, project, args.cli_runs)
-            if number == len(sizes) - 1:
+            if number == len(sizes) - 1 and args.plugin_steps:  # --plugin-steps 0: no plugin run
                 bench_plugin(home, project, sock, args.plugin_steps)
                 bench_idle(Path(tempfile.mkdtemp(prefix="mdi-")))
                 if args.turn_runs:
