@@ -125,3 +125,21 @@ def test_a_loose_state_folder_is_tightened_at_start(home, fixture_db):
     assert loose(state) == {}
     assert mode(tree) == 0o755
     assert any(tree.glob("*.md"))
+
+
+def test_a_state_folder_loosened_again_is_walked_again(tmp_path):
+    from daemon.files import TIGHTENED_STAMP, tighten_private_tree
+
+    state = tmp_path / "state"
+    (state / "transcripts").mkdir(parents=True)
+    (state / "transcripts" / "ses_a.md").write_text("a")
+    os.chmod(state / "transcripts" / "ses_a.md", 0o644)
+    assert tighten_private_tree(state) == []
+    assert (state / TIGHTENED_STAMP).exists() and loose(state) == {}
+    # An older release (or a copy under a loose umask) later leaves the folder open again:
+    # the stamp does not excuse it; the whole folder is walked.
+    os.chmod(state, 0o755)
+    os.chmod(state / "transcripts", 0o755)
+    os.chmod(state / "transcripts" / "ses_a.md", 0o644)
+    assert tighten_private_tree(state) == []
+    assert loose(state) == {}
