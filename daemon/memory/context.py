@@ -19,13 +19,12 @@ import itertools
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.memory import relevance
 from daemon.memory.clip import clip_text, cut, readable
-from daemon.memory.frontmatter import parse_time
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
@@ -186,11 +185,6 @@ def _bounded(rules: Sequence[Memory], budget: int, total: int | None = None) -> 
 _RULES_SHOWN = RULES_CHARS // 9 + 2
 
 
-def _newest(updated: str | None, created: str | None, mtime: float) -> float:
-    """`Memory.newest` of an index row, as a timestamp."""
-    return (parse_time(updated) or parse_time(created) or datetime.fromtimestamp(mtime, UTC)).timestamp()
-
-
 def _hard_rules(
     index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None
 ) -> tuple[list[Memory], int, set[str]]:
@@ -198,8 +192,9 @@ def _hard_rules(
     ones that can be shown (read in full), how many there are, and all their ids."""
     keys = sorted(
         (
-            (kind.casefold() not in FIRST_KINDS, -_newest(updated, created, mtime), title_key, path, rowid, memory_id)
-            for rowid, memory_id, kind, updated, created, mtime, title_key, path in index.rule_keys(roots, now, project)
+            # sort_ts: the index's `Memory.newest`, kept as a timestamp
+            (kind.casefold() not in FIRST_KINDS, -sort_ts, title_key, path, rowid, memory_id)
+            for rowid, memory_id, kind, sort_ts, title_key, path in index.rule_keys(roots, now, project)
         )
     )
     first = index.by_rowids([key[4] for key in keys[:_RULES_SHOWN]])

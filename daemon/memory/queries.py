@@ -230,12 +230,12 @@ class IndexQueries(SearchQueries):
         return [(c, p[p.rfind("/") + 1 :], i, _json_list(sc)) for c, p, i, sc in self._db.execute(sql, params) if sc != "[]"]
 
     def rule_keys(self, roots: Sequence[MemoryRoot], now: datetime, project: str | None = None) -> list[sqlite3.Row]:
-        """(rowid, id, kind, updated, created, mtime, title_key, path) of the live hard rules
-        a caller with these roots sees (`project`: as in `visible`): what orders them."""
+        """(rowid, id, kind, sort_ts, title_key, path) of the live hard rules a caller with
+        these roots sees (`project`: as in `visible`): what orders them."""
         if not roots:
             return []
         where, params = self._visible(roots, now, True, project)
-        sql = f"SELECT d.rowid, d.id, d.kind, d.updated, d.created, d.mtime, d.title_key, d.path FROM doc d WHERE {where} AND d.hard_rule = 1"
+        sql = f"SELECT d.rowid, d.id, d.kind, d.sort_ts, d.title_key, d.path FROM doc d WHERE {where} AND d.hard_rule = 1"
         return self._db.execute(sql, params).fetchall()
 
     def by_rowids(self, rowids: Sequence[int]) -> list[Memory]:
