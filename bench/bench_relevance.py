@@ -53,9 +53,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.relevance_heldout import HELDOUT, HELDOUT_2  # noqa: E402
 from bench.relevance_heldout3 import HELDOUT_3  # noqa: E402
 from bench.relevance_heldout4 import HELDOUT_4  # noqa: E402
+from bench.relevance_heldout5 import HELDOUT_5  # noqa: E402
 from bench.relevance_set import GENERIC, GENERIC_CJK, MEMORIES, PROMPTS, SYLLABLES  # noqa: E402
 
-SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4}
+SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4, "held-out 5": HELDOUT_5}
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OWN_TREES = ("shop", "datapipe")  # projects with a `.memory/` of their own
@@ -129,7 +130,7 @@ class Tally:
     misses: list[str] = field(default_factory=list)
 
 
-def run(size: int, verbose: bool) -> dict[str, Tally]:
+def run(size: int, verbose: bool, sets: dict[str, list] = SETS) -> dict[str, Tally]:
     from daemon.memory.context import Budgets, assemble, build_context, build_stable, estimate_tokens, render_relevant
     from daemon.memory.index import SearchIndex
     from daemon.memory.roots import MemoryRoot
@@ -140,14 +141,14 @@ def run(size: int, verbose: bool) -> dict[str, Tally]:
         for number, (mid, project, kind, title, body) in enumerate(MEMORIES):
             world.put(mid, project, kind, title, body, number)
         filler(world, max(0, size - len(MEMORIES)))
-        tallies = {name: Tally() for name in SETS}
+        tallies = {name: Tally() for name in sets}
         with SearchIndex(base / "state" / "index.db") as index:
             global_root = MemoryRoot(world.global_root, "global")
             trees = {p: MemoryRoot(world.worktrees[p] / ".memory", "project") for p in PROJECTS}
             for root in [global_root, *(trees[p] for p in OWN_TREES)]:
                 index.sync_root(root)
             stable: dict[str, object] = {}
-            for name, project, prompt, should in ((n, *p) for n, ps in SETS.items() for p in ps):
+            for name, project, prompt, should in ((n, *p) for n, ps in sets.items() for p in ps):
                 tally = tallies[name]
                 roots = [trees[project], global_root]
                 if project not in stable:  # what the daemon keeps until a tree changes
@@ -189,11 +190,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000", help="comma-separated numbers of memories")
     parser.add_argument("--verbose", action="store_true", help="list every prompt whose previews are not exactly right")
+    parser.add_argument("--sets", default="", help="comma-separated prompt sets to run (default: all)")
     args = parser.parse_args()
+    sets = {n: SETS[n] for n in args.sets.split(",")} if args.sets else SETS
     print(f"labelled set: {len(MEMORIES)} memories; prompts: " + ", ".join(
-        f"{name} {len(ps)} ({sum(1 for p in ps if not p[2])} with nothing to show)" for name, ps in SETS.items()))  # fmt: skip
+        f"{name} {len(ps)} ({sum(1 for p in ps if not p[2])} with nothing to show)" for name, ps in sets.items()))  # fmt: skip
     for size in (int(s) for s in args.sizes.split(",")):
-        for name, t in run(size, args.verbose).items():
+        for name, t in run(size, args.verbose, sets).items():
             report(size, name, t)
 
 
