@@ -1,6 +1,6 @@
 """Relevance benchmark: is "Relevant to the first prompt" worth its tokens?
 
-    python bench/bench_relevance.py [--sizes 1000,10000] [--verbose]
+    python bench/bench_relevance.py [--sizes 1000,10000] [--verbose] [--sets "held-out 5"]
 
 On a labelled set (bench/relevance_set.py: how it was built is in its docstring; in
 short, six projects in four languages plus machine-wide memories, 73 prompts written by
@@ -16,7 +16,10 @@ memory with the kind of prompt assigned in rotation: paraphrase, cross-language,
 identifier, symptom; then near misses, nothing stored, another project's topic)
 and a fourth (bench/relevance_heldout4.py: 59 prompts as sessions really open, one per
 memory in rotation: a long opener with a pasted stack trace, log or diff, a terse command,
-another language; then 20 with nothing stored in the same styles),
+another language; then 20 with nothing stored in the same styles) and a fifth
+(bench/relevance_heldout5.py: 65 prompts, one per memory in rotation: typo'd,
+mixed-language, very short, a pasted diff or log, a symptom whose memory names the cause,
+synonyms; eight more in synonyms, then 18 near misses and prompts about nothing stored),
 each reported on its own, every prompt's block is
 built exactly as a session in that project gets it, from real trees and a real index
 (the global tree shared by all projects, two projects with a tree of their own). Measured:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.memory import relevance
 from daemon.memory.clip import clip_text, cut, readable
 from daemon.memory.index import SearchIndex
+from daemon.memory.prompt_terms import searched_part
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
 
@@ -37,7 +38,7 @@ FENCE = "memoryd-context"
 FIRST_KINDS = ("lesson", "gotcha")  # the inventory lists these before everything else
 RULE_CHARS = 240  # one hard rule: title and description
 RULES_CHARS = 800  # all hard rules of one tree
-PROMPT_CHARS = 2000  # only the start of a long first prompt is searched
+PROMPT_CHARS = 2000  # only the start and the end of a long first prompt are searched
 RELEVANT_HEADING = "## Relevant to the first prompt"
 
 PREAMBLE = (
@@ -284,7 +285,7 @@ def render_relevant(
     if not prompt.strip() or budgets.recall_k < 1:
         return [], ()
     found = relevance.relevant_hits(
-        index, roots, prompt[:PROMPT_CHARS], now, budgets.recall_k,
+        index, roots, searched_part(prompt, PROMPT_CHARS), now, budgets.recall_k,
         project=project, exclude_id=exclude_id, skip_ids=skip_ids,
     )  # fmt: skip
     each = max(80, budgets.recall_chars // max(1, len(found)))

@@ -23,9 +23,14 @@ from daemon.memory.stopwords import EXTRA_STOP, is_stop
 
 def content_terms(prompt: str) -> list[str]:
     """The prompt's distinct tokens that may decide relevance, in order (an irregular verb
-    form as its verb: sent → send; an abbreviation of the glossary kept: ms, k8s)."""
-    terms = (wordforms.canonical(t) for t in tokenize.query_tokens(prompt))
-    keep = (t for t in terms if not t.isdigit() and (not is_stop(t) or _glossary_word(t)))
+    form as its verb: sent → send; an abbreviation of the glossary kept: ms, k8s; a number
+    only when it is a status code of the glossary: 429). When the prompt pastes output,
+    the words the user wrote come first: a long paste does not push them past the
+    query's cap of tokens (`tokenize.MAX_QUERY_TOKENS`)."""
+    prose = prose_of(prompt)
+    text = prompt if prose is None else f"{prose}\n{prompt}"
+    terms = (wordforms.canonical(t) for t in tokenize.query_tokens(text))
+    keep = (t for t in terms if (_glossary_word(t) if t.isdigit() else not is_stop(t) or _glossary_word(t)))
     return list(dict.fromkeys(keep))
 
 
@@ -95,7 +100,8 @@ def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
         joined = (first + second).casefold()  # time out → timeout, lock file → lockfile
         if joined not in forms and joined not in out:
             out.append(joined)
-            forms[joined] = ((joined,), ())
+            # a phrase of the glossary (security group, rate limit): its concept's words too
+            forms[joined] = _term_forms(joined) if wordforms.concept_of(joined) else ((joined,), ())
     for term in out:
         if term not in forms:
             forms[term] = _term_forms(term)
@@ -133,6 +139,14 @@ def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]]
     return held, counts
 
 
+def searched_part(prompt: str, limit: int) -> str:
+    """The part of a long prompt that is searched: its start and its end, `limit`
+    characters in all (a question asked after a long paste is at its end)."""
+    if len(prompt) <= limit:
+        return prompt
+    return f"{prompt[: limit // 2]}\n{prompt[len(prompt) - limit // 2 :]}"
+
+
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:[./-]+[A-Za-z0-9_]+)*")
 # Two plain words in a row: written as one word in a memory, they are that word.
 _PAIR = re.compile(r"(?<![\w./-])(?=([A-Za-z]{2,}) ([A-Za-z]{2,})(?![\w./-]))")
@@ -154,7 +168,7 @@ def joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list[
     a held pair (timeout of "time out") with its two words as one identifier has its parts."""
     groups = word_groups(prompt)
     pairs = {(a + b).casefold(): [a.casefold(), b.casefold()] for a, b in _PAIR.findall(prompt)}
-    kept = [t for t in terms if t not in pairs or df.get(t)]
+    kept = [t for t in terms if t not in pairs or df.get(t) or _glossary_word(t)]
     for joined, parts in pairs.items():
         if joined in kept:
             groups.append([joined, *parts])
@@ -174,6 +188,7 @@ _OUTPUT_LINE = re.compile(
 )
 
 
+@lru_cache(maxsize=64)
 def prose_of(prompt: str) -> str | None:
     """The prompt's own words when it pastes output (a fenced block, stack frames, a shell
     session, compiler or log lines): the lines outside it; None when it pastes nothing."""

@@ -21,9 +21,11 @@ shares the prompt's *content* words, not its filler. The steps:
    counted once; the parts of an identifier no memory holds count half (a memory about
    customers is not about customer_id), and a memory holding nothing else of the prompt
    is not about it.
-3. The floor: a memory must hold a deciding word, and two of the prompt's words or a
-   strong one (a deciding word in its title, description or tags, or a deciding
-   identifier anywhere); when the prompt pastes output (a fenced block, stack frames, a
+3. The floor: a memory must hold a deciding word, and two of the prompt's words (one
+   not broad) or a strong one (a deciding word in its title, description or tags that is
+   not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
+   object of every project, an action: `stopwords.BROAD`; a broad title word suffices
+   only when it is all the prompt says); when the prompt pastes output (a fenced block, stack frames, a
    shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
    the user wrote too, if a memory holds one (the paste confirms, it picks nothing alone); it must cover a share of the prompt's content (the weight of its
    four weightiest words: words no memory holds count too, at half the rarest word's
@@ -49,13 +51,14 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 from datetime import datetime
 
 from daemon.memory import stopwords, tokenize
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
     STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, word_forms, word_groups,
 )
-from daemon.memory.stopwords import is_stop  # noqa: F401
+from daemon.memory.stopwords import is_broad, is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
@@ -145,8 +148,9 @@ class _Prompt:
     unheld: frozenset[str] = frozenset()  # compounds no memory holds (their parts match half)
     said: frozenset[int] = frozenset()  # units of the prompt's own words some memory holds, when it pastes output
     # Per unit that some memory can hold: (its share, [(" form " probes, weight, decides,
-    # an identifier that decides)]): only forms the index holds can be in a memory.
-    probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool], ...]], ...] = ()
+    # an identifier that decides, broad: `stopwords.BROAD`)]): only forms the index holds
+    # can be in a memory.
+    probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool, bool], ...]], ...] = ()
 
 
 def _prompt(
@@ -169,7 +173,8 @@ def _prompt(
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
     # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
     weight = {t: _idf(total, held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
-    counted = {t for t in terms if held[t] or not (_CJK.match(t.lstrip(STARTS)) or _COMPOUND.search(t))}
+    # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
+    counted = {t for t in terms if held[t] or t.startswith(STARTS) or not (_CJK.match(t) or _COMPOUND.search(t))}
     units = _units(terms, groups)
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
@@ -184,7 +189,7 @@ def _prompt(
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)))
+            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)), is_broad(t))
             for t in unit
             if held[t]
         )  # fmt: skip
@@ -220,21 +225,35 @@ def _in(probes: tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]], text
     return any(p in text for p in plain) or any(s in text and p.search(text) for s, p in starts)
 
 
-def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, frozenset[int], set[int], bool, bool]:
-    """(score, weight covered, units matched, units of strong evidence, strong evidence,
-    a deciding word anywhere).
-    Strong: a deciding word in the title, description or tags, or a deciding identifier
-    (DEPLOY_ENV, r.Context, src/app.py) anywhere: no word in passing."""
+class _Evidence(NamedTuple):
+    """What a memory holds of the prompt (see `_evidence`)."""
+
+    score: float
+    covered: float  # the weight of the prompt's units it holds
+    matched: frozenset[int]  # the units it holds
+    titled: frozenset[int]  # the units it is strong evidence of
+    strong: bool  # strong evidence of a word that is not broad
+    broad: bool  # a broad deciding word in the title, description or tags
+    decides: bool  # a deciding word anywhere
+    specific: bool  # a word that is not broad (`stopwords.BROAD`) anywhere
+
+
+def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
+    """What the memory with these token streams holds of the prompt. Strong evidence: a
+    deciding word in the title, description or tags (a broad one, a tool or an action,
+    is none), or a deciding identifier (DEPLOY_ENV, r.Context, src/app.py) anywhere: no
+    word in passing."""
     score = covered = 0.0
     matched: set[int] = set()
     titled: set[int] = set()
-    strong = decides = False
+    strong = broad_head = decides = specific = False
     for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
-        for probes, weight, decisive, identifier in members:
+        for probes, weight, decisive, identifier, broad in members:
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
-                strong = strong or decisive
+                strong = strong or (decisive and not broad)
+                broad_head = broad_head or (decisive and broad)
                 if decisive and share == 1.0:  # not a part of an identifier no memory holds
                     titled.add(number)
             elif _in(probes, body):
@@ -245,11 +264,12 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> tuple[float, float, froz
             else:
                 continue
             decides = decides or decisive
+            specific = specific or not broad
         if best:
             score += share * max(top, BODY_ONLY * best)
             covered += share * best
             matched.add(number)
-    return score, covered, frozenset(matched), titled, strong, decides
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific)
 
 
 def score_candidates(
@@ -273,16 +293,30 @@ def score_candidates(
         streams = fields.get(str(hit.memory.path))
         if streams is None:
             continue
-        score, covered, matched, titled, strong, decides = _evidence(prompt, "".join(streams[:3]), streams[3])
-        # Evidence: a word that decides (not common in this store), and two words or a
-        # strong one. One word in passing is none. When the prompt pastes output, a word of
-        # what the user says too, if some memory holds one: the paste confirms, it does not
-        # pick a memory alone (a library's frame, a word of an error message in passing).
-        whole_word = any(prompt.probes[u][0] == 1.0 for u in matched)  # not only parts of unheld identifiers
-        if decides and whole_word and (len(matched) >= 2 or strong) and (not prompt.said or matched & prompt.said):
+        found = _evidence(prompt, "".join(streams[:3]), streams[3])
+        if _about(prompt, found):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
-            scored.append(Scored(hit, score * lift, min(1.0, covered / prompt.whole), matched, frozenset(titled)))
+            coverage = min(1.0, found.covered / prompt.whole)
+            scored.append(Scored(hit, found.score * lift, coverage, found.matched, found.titled))
     return scored
+
+
+def _about(prompt: _Prompt, found: _Evidence) -> bool:
+    """Evidence that a memory is about the prompt: a word that decides (not common in
+    this store), and a strong one or two words, one of them not broad; or all the prompt
+    says (a one-word prompt naming a tool). One word in passing is none, nor a tool's name
+    alone beside words no memory holds (a pnpm question is not about the pnpm lockfile).
+    When the prompt pastes output, a word of what the user says too, if some memory holds
+    one: the paste confirms, it does not pick a memory alone (a library's frame, a word of
+    an error message in passing)."""
+    matched = found.matched
+    if not found.decides or not any(prompt.probes[u][0] == 1.0 for u in matched):  # not only parts of unheld identifiers
+        return False
+    if prompt.said and not matched & prompt.said:
+        return False
+    if found.strong or (len(matched) >= 2 and found.specific):
+        return True
+    return found.broad and found.covered >= prompt.whole * (1 - 1e-9)
 
 
 def _outdone(memory: Scored, other: Scored) -> bool:
@@ -414,10 +448,16 @@ def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: d
     held = {t: max(df.get(f, 0) for f in forms[t]) for t in terms}
     deciding = [t for t in terms if held[t] and common.isdisjoint(forms[t])]
     for term in sorted(deciding, key=lambda t: (held[t], terms.index(t))):
-        tokens = [min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f)]
-        cost = sum(df[t] for t in tokens)
-        if chosen and (postings + cost > SEARCH_POSTINGS or len(chosen) + len(tokens) > MAX_SEARCH_TOKENS):
+        # its own forms first, then its glossary's: a large concept is searched by the
+        # forms that fit, not dropped whole
+        tokens = [t for t in dict.fromkeys(min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f)) if t not in chosen]
+        fit = 0
+        while fit < len(tokens) and len(chosen) + fit < MAX_SEARCH_TOKENS and (
+            not chosen or postings + sum(df[t] for t in tokens[: fit + 1]) <= SEARCH_POSTINGS
+        ):
+            fit += 1
+        if not fit and tokens:
             break
-        chosen.update(dict.fromkeys(tokens))
-        postings += cost
+        chosen.update(dict.fromkeys(tokens[:fit]))
+        postings += sum(df[t] for t in tokens[:fit])
     return list(chosen)

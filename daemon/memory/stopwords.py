@@ -1,10 +1,12 @@
 """Filler that never decides what a prompt is about: stop words of four languages and more.
 
-The `stop-words` package's lists (English, Chinese, Japanese, Korean), a few words of chat
-about memory itself, and the words of every bug report (fix, fails, error, 失败, エラー,
-실패). A CJK bigram is filler when it is a stop word, when both its characters are
-one-character stop words (的是, 我们), when it holds a Chinese function character, or
-when it is all hiragana (grammar: します). Pure; the lists are read once.
+The `stop-words` package's lists (English, Chinese, Japanese, Korean) and the English
+inflections of their words (moved, going), a few words of chat about memory itself, and
+the words of every bug report (fix, fails, error, 失败, エラー, 실패); and broad words,
+which decide only beside a word that is not broad (`BROAD`). A CJK bigram is filler when
+it is a stop word, when both its characters are one-character stop words (的是, 我们),
+when it holds a Chinese function character, or when it is all hiragana (grammar: します).
+Pure; the lists are read once.
 """
 
 from __future__ import annotations
@@ -40,11 +42,45 @@ KEEP = frozenset(
     "groups member members home number numbers name names line lines point points area areas case cases "
     "side new old world face".split()
 )
+# Broad words: a tool, platform or language, an object every project of one has (a pod, a
+# DAG, an image), or an action done to anything (upgrade, install, run). A memory holding
+# one of them says what it is about only with a word of the prompt that is not broad: a
+# question about tokio's select! is not about the tokio upgrade, nor a pnpm question
+# about the pnpm lockfile. Words as the prompt has them, with their common inflections.
+BROAD = frozenset(
+    "python golang go rust java kotlin swift javascript js typescript ts node nodejs deno bun npm pnpm yarn "
+    "react vue angular svelte next nextjs nuxt django flask fastapi rails spring docker compose kubernetes "
+    "k8s kubectl helm terraform tf ansible git github gitlab tmux ssh vim neovim emacs vscode bash zsh shell "
+    "linux macos windows ubuntu debian aws gcp azure airflow pandas numpy spark kafka redis postgres "
+    "postgresql mysql sqlite mongodb nginx cargo tokio gradle maven android ios xcode webpack vite jest "
+    "pytest playwright cypress tailwind stripe retrofit firebase "
+    "pod pods dag dags image images container containers cluster namespace repo repository app "
+    "upgrade upgrades upgraded upgrading bump bumped bumping install installed installing run runs running "
+    "rerun start started starting stop stopped restart update updated updating rename refactor".split()
+)
 _HIRAGANA = re.compile("[\u3040-\u309f]")
 # Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
 # or is grammar (我们); the characters of content words are other ones.
 _ZH_PARTICLES = frozenset("的了着吗呢吧啊呀是把被这那们么我你他她它与及或但就都也还又很太到得地")
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+
+
+_INFLECTED = (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", ""))
+
+
+def _inflected_stop(token: str, stops: frozenset[str]) -> bool:
+    """True when an English word is a stop word with an ending (moved, going, thinks,
+    getting); a word the lists keep for software (tests, states, pages) is none."""
+    if len(token) < 4 or not token.isascii() or not token.isalpha():
+        return False
+    for ending, back in _INFLECTED:
+        if token.endswith(ending):
+            base = token[: -len(ending)] + back
+            if len(base) >= 2 and base[-1] == base[-2] and not back and ending in ("ing", "ed"):
+                base = base[:-1]  # getting: get
+            if len(base) >= 2 and base in stops:
+                return True
+    return False
 
 
 @lru_cache(maxsize=1)
@@ -68,10 +104,17 @@ def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(tokens), singles
 
 
+def is_broad(term: str) -> bool:
+    """True when a word alone names no topic: a tool, platform or language, an object of
+    every project, an action done to anything (`BROAD`)."""
+    return term in BROAD
+
+
 def is_stop(token: str) -> bool:
-    """True when a token is filler that must never decide what a prompt is about."""
+    """True when a token is filler that must never decide what a prompt is about: a stop
+    word, or an English inflection of one (moved, going, thinks: move, go, think)."""
     stops, singles = stop_tokens()
-    if token in stops:
+    if token in stops or _inflected_stop(token, stops):
         return True
     if len(token) == 2 and CJK.match(token):
         # Japanese content words are kanji and katakana; hiragana is grammar or okurigana.

@@ -13,7 +13,9 @@ stand for it:
   words they stand for, both ways;
 - a small glossary of core concepts in English, Chinese, Japanese and Korean (time, 時刻,
   时间, 시간; migration, マイグレーション, 迁移, 마이그레이션 …), so that a question asked in
-  one language finds a memory written in another. A CJK word of the glossary stands as
+  one language finds a memory written in another, with the words developers use for one
+  symptom (stuck, hang, queued; crash, panic; firewall, security group) and status codes
+  (429, 504). A CJK word of the glossary stands as
   one unit of the prompt (its character bigrams are matched as a phrase, in order).
 
 Pure functions and tables; the caller looks the forms up in the index.
@@ -37,14 +39,17 @@ IRREGULAR = dict(
         "hid>hide hidden>hide took>take taken>take gave>give given>give got>get gotten>get went>go "
         "gone>go done>do did>do froze>freeze frozen>freeze hung>hang held>hold led>lead left>leave "
         "meant>mean paid>pay read>read rebuilt>rebuild rewrote>rewrite rewritten>rewrite shown>show "
-        "spent>spend split>split stole>steal stuck>stick swept>sweep told>tell understood>understand "
+        "spent>spend split>split stole>steal swept>sweep told>tell understood>understand "
         "undid>undo wound>wind woke>wake bound>bind fed>feed fell>fall fallen>fall shut>shut overran>overrun"
     ).split()
 )
 
 # One concept a line: its words in English (first: what the others are read as), then
 # abbreviations and the words of the other languages. CJK words of one character are left
-# out: inside a memory's text they are half of a bigram, not a word.
+# out: inside a memory's text they are half of a bigram, not a word. `a+b` is a phrase of
+# two words (security+group: "security group" in a memory, "security group" or
+# securitygroup in a prompt); a number is a status code (429). A word on several lines
+# stands for all of them (queued: a queue, and a task that is stuck).
 CONCEPTS = """
 time 時刻 时间 時間 시간 시각
 timestamp タイムスタンプ 时间戳 타임스탬프 ts
@@ -63,20 +68,20 @@ database db データベース 数据库 데이터베이스
 log logging ログ 日志 로그
 cache caching キャッシュ 缓存 캐시
 certificate cert 証明書 证书 인증서
-lock ロック 锁定 잠금
+lock ロック 锁定 加锁 잠금
 lockfile ロックファイル 锁文件
-state 状態 状态 상태
+state tfstate 状態 状态 상태
 configuration config cfg conf 設定 配置 설정
 environment env 環境 环境 환경
 repository repo リポジトリ 仓库 저장소
-permission 権限 权限 권한
+permission forbidden 401 403 権限 权限 권한
 notification 通知 알림
-timeout タイムアウト 超时 타임아웃
+timeout timed+out time+out 504 タイムアウト 超时 타임아웃
 leak リーク 泄漏 泄露 누수
 disk ディスク 磁盘 디스크
 node ノード 节点 노드
 container コンテナ 容器 컨테이너
-probe プローブ 探针 프로브
+probe healthcheck health+check liveness readiness healthz プローブ ヘルスチェック 探针 健康检查 就绪 프로브 헬스체크
 service サービス 服务 서비스
 client クライアント 客户端 클라이언트
 request req リクエスト 请求 요청
@@ -91,21 +96,21 @@ money お金 金钱 돈
 screen 画面 屏幕 화면
 domain ドメイン 域名 도메인
 dns 名前解決 域名解析
-parse parsing パース 解析 파싱
+parse parsing deserialize deserialization unmarshal パース デシリアライズ 解析 反序列化 파싱 역직렬화
 class クラス 클래스
 model モデル 模型 모델
-queue キュー 队列 큐
+queue queued キュー 队列 큐
 connection connect 接続 连接 연결
-upgrade アップグレード 升级 업그레이드
+upgrade bump アップグレード 升级 업그레이드
 version バージョン 版本 버전
 secret シークレット 密钥 시크릿
-signature 署名 签名 서명
+signature sign signing 署名 签名 서명
 webhook ウェブフック 웹훅
 payment 決済 支付 결제
 invoice 請求書 发票 청구서 인보이스
 price 価格 价格 가격
 product 商品 产品 상품 제품
-restart 再起動 重启 재시작
+restart crashloop crashloopbackoff 再起動 重启 재시작
 startup 起動 启动 기동
 scheduler スケジューラ スケジューラー 调度器 스케줄러
 commit コミット 提交 커밋
@@ -145,6 +150,18 @@ password パスワード 密码 비밀번호
 key キー 키
 retry リトライ 重试 재시도
 memory メモリ 内存 메모리
+stuck hang frozen freeze queued 卡住 卡死 フリーズ 멈춤 먹통
+crash crashloop crashloopbackoff panic segfault クラッシュ 崩溃 闪退 크래시
+slow latency sluggish 缓慢 遅延 지연
+ratelimit rate+limit throttle throttling throttled 429 レート制限 レートリミット 限流 限速 속도제한
+firewall sg security+group securitygroup ファイアウォール セキュリティグループ 防火墙 安全组 방화벽 보안그룹
+rollout rolling+update ローリングアップデート 滚动发布 滚动更新 롤링업데이트
+java jvm ジャバ 자바
+terraform iac opentofu テラフォーム 테라폼
+android アンドロイド 安卓 안드로이드
+pod ポッド 파드
+corrupt corrupted corruption 破損 损坏 写坏 손상
+disconnect disconnected 切断 断开 연결끊김
 """
 
 _LATIN = re.compile(r"[a-zµ]+")
@@ -244,6 +261,10 @@ class Concept:
 def _alternatives(concept: Concept) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for word in concept.words:
+        if "+" in word:  # a phrase: its words in a row, and written as one
+            out[" ".join(t for w in word.split("+") for t in tokenize.tokens(w))] = None
+            out[word.replace("+", "")] = None
+            continue
         found = tokenize.tokens(word)
         if len(found) == 1 and found[0].isascii():
             out.update(dict.fromkeys(inflections(found[0])))
@@ -253,25 +274,29 @@ def _alternatives(concept: Concept) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _concepts() -> tuple[dict[str, Concept], dict[str, Concept]]:
-    """(English word, its stem or abbreviation → concept, CJK word → concept)."""
-    latin: dict[str, Concept] = {}
-    cjk: dict[str, Concept] = {}
-    for line in CONCEPTS.strip().splitlines():
-        concept = Concept(tuple(unicodedata.normalize("NFKC", w).casefold() for w in line.split()))
-        for word in concept.words:
-            if _LATIN.fullmatch(word):
-                latin.setdefault(word, concept)
-                latin.setdefault(stem(word), concept)
+def _concepts() -> tuple[dict[str, Concept], dict[str, Concept], dict[str, Concept]]:
+    """(English word or abbreviation or number → concept, its stem → concept, CJK word →
+    concept); a word on several lines stands for the union of their words."""
+    lines = [tuple(unicodedata.normalize("NFKC", w).casefold() for w in line.split()) for line in CONCEPTS.strip().splitlines()]
+    latin: dict[str, dict[str, None]] = {}
+    stems: dict[str, dict[str, None]] = {}
+    cjk: dict[str, dict[str, None]] = {}
+    for words in lines:
+        for word in words:
+            key = word.replace("+", "")
+            if _LATIN.fullmatch(key) or key.isdigit():
+                latin.setdefault(key, {}).update(dict.fromkeys(words))
+                stems.setdefault(stem(key), {}).update(dict.fromkeys(words))
             elif 2 <= len(word) <= _LONGEST:
-                cjk.setdefault(word, concept)
-    return latin, cjk
+                cjk.setdefault(word, {}).update(dict.fromkeys(words))
+    made = lambda table: {k: Concept(tuple(v)) for k, v in table.items()}  # noqa: E731
+    return made(latin), made(stems), made(cjk)
 
 
 def concept_of(term: str) -> Concept | None:
-    """The glossary concept an English word or abbreviation stands for, if any."""
-    latin, _ = _concepts()
-    return latin.get(term) or (latin.get(stem(term)) if term.isascii() and term.isalpha() and len(term) >= 4 else None)
+    """The glossary concept an English word, abbreviation or status code stands for, if any."""
+    latin, stems, _ = _concepts()
+    return latin.get(term) or (stems.get(stem(term)) if term.isascii() and term.isalpha() and len(term) >= 4 else None)
 
 
 _ANY_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -285,7 +310,7 @@ def cjk_concepts(text: str) -> list[tuple[str, Concept]]:
     マイ…), a word found once."""
     if not _ANY_CJK.search(text):
         return []
-    _, cjk = _concepts()
+    cjk = _concepts()[2]
     found: dict[str, Concept] = {}
     for run in _ANY_CJK_RUN.findall(unicodedata.normalize("NFKC", text)):
         start = 0

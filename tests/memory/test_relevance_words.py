@@ -1,0 +1,76 @@
+"""What a prompt's words stand for: the glossary's concepts, broad words, filler, pasted output."""
+
+from __future__ import annotations
+
+from daemon.memory import wordforms
+from daemon.memory.context import build_context
+from daemon.memory.index import SearchIndex
+from daemon.memory.prompt_terms import content_terms
+from daemon.memory.roots import MemoryRoot
+from daemon.memory.stopwords import is_stop
+from tests.memory.conftest import NOW, write_memory
+
+
+def shown(index: SearchIndex, roots: list[MemoryRoot], prompt: str) -> tuple[str, ...]:
+    return build_context(index, roots, NOW, prompt=prompt).relevant_ids
+
+
+def _put(root: MemoryRoot, mid: str, kind: str, title: str, body: str) -> None:
+    write_memory(root.path, f"{kind}/{mid}.md", f"title: {title}\nkind: {kind}\nid: {mid}", body)
+
+
+def test_an_inflected_stop_word_is_filler_and_a_status_code_of_the_glossary_is_a_word() -> None:
+    assert all(is_stop(w) for w in ("moved", "going", "thinks", "getting"))
+    assert not any(is_stop(w) for w in ("tests", "states", "started", "builds"))
+    assert content_terms("we moved the cluster in 2026 and now 429 everywhere") == ["cluster", "429"]
+
+
+def test_a_symptom_in_other_words_finds_the_memory_naming_it(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    _put(project_root, "stuck", "session", "Airflow scheduler stuck after upgrade", "Outcome: airflow db migrate fixed it.")
+    _put(project_root, "drift", "session", "Terraform plan shows drift on the VPC",
+         "Outcome: someone changed the security group in the console; imported the change.")  # fmt: skip
+    _put(project_root, "rate", "session", "レート制限のバグ修正", "結果: Redis のキーの有効期限を毎回延長していた。")
+    _put(project_root, "other", "fact", "Nightly jobs", "The queue of the nightly jobs runs at two.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "DAG runs sit in the queued state forever after the scheduler upgrade") == ("stuck",)
+    assert shown(index, roots, "somebody edited the firewall by hand and now terraform wants to undo it") == ("drift",)
+    assert shown(index, roots, "terraform drift on the sg") == ("drift",)
+    assert shown(index, roots, "some users get 429 forever, the throttling never lifts") == ("rate",)
+    # a phrase of the glossary written as two words in the prompt
+    assert wordforms.concept_of("securitygroup") == wordforms.concept_of("firewall")
+    assert "security group" in wordforms.concept_of("firewall").alternatives()
+
+
+def test_a_word_on_two_lines_of_the_glossary_stands_for_both() -> None:
+    queued = wordforms.concept_of("queued").alternatives()
+    assert "stuck" in queued and "queue" in queued
+    assert "stuck" not in wordforms.concept_of("queue").alternatives()  # a queue is not stuck
+
+
+def test_a_tools_name_alone_beside_words_no_memory_holds_is_not_about_a_memory(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    _put(project_root, "lock", "lesson", "pnpm deploy needs the frozen lockfile", "pnpm install rewrote pnpm-lock.yaml on the CI runner.")
+    _put(project_root, "tokio", "session", "Upgrade tokio to 1.38", "Outcome: the only change was a renamed runtime builder option.")
+    _put(project_root, "proguard", "gotcha", "릴리스 빌드에서 Retrofit 모델이 ProGuard에 의해 제거됨", "JSON 파싱이 실패했다.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "what does tokio::select! do when both branches are ready?") == ()
+    assert shown(index, roots, "pnpm why react: which package pulls in a second copy?") == ()
+    assert shown(index, roots, "Retrofit 로 파일 업로드 하는 방법") == ()  # Korean words no memory holds count too
+    # with a word that is not broad, or when the tool is all the prompt says
+    assert shown(index, roots, "bumping the async runtime again, any gotchas?") == ("tokio",)
+    assert shown(index, roots, "pnpm keeps rewriting the lockfile") == ("lock",)
+    assert shown(index, roots, "tokio") == ("tokio",)
+
+
+def test_the_words_the_user_wrote_after_a_long_paste_are_read(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    _put(project_root, "mig", "lesson", "マイグレーションは本番デプロイの前に別ジョブで流す",
+         "デプロイと同時にマイグレーションを実行したら、古いポッドが新しいスキーマで落ちた。")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    for count in (20, 60):  # more tokens than a query holds; more characters than are searched
+        frames = "\n".join(f"main.frame{n}(0xc000{n:04x}, 0x{n:x})\n\t/src/internal/part{n}/file{n}.go:{n} +0x2f" for n in range(count))
+        prompt = f"the old pods crash mid-rollout:\n```\npanic: column does not exist\n{frames}\n```\nthe job runs the migration and the deploy together"
+        assert shown(index, roots, prompt) == ("mig",)
