@@ -51,7 +51,8 @@ class CaptureSettings(_Section):
     tool_output_chars: int = Field(1500, ge=50, description="Cap per tool output")
     reasoning_hint_chars: int = Field(0, ge=0, le=200, description="Reasoning kept as a hint of at most this many characters (0: only a marker)")
     max_failed_passes: int = Field(3, ge=1, description="Failed passes on the same transcript before a session is marked failed")
-    transcript_days: int = Field(14, ge=0, description="Days a transcript (the scrubbed model input) is kept; 0 keeps none")
+    transcript_days: int = Field(14, ge=0, description="Days a transcript (the scrubbed model input) is kept; 0 keeps none; "
+        "with the extractive distiller, none is written for a session quiet longer than this")
     workers: int = Field(
         0, ge=0, le=16,
         description="Processes building transcripts and extractive notes when a pass has 100+ sessions to read; 0: one per core (at most 4), 1: none",

@@ -161,6 +161,25 @@ def plan_session(
     return Action.BUILD
 
 
+DAY_MS = 86_400_000
+
+
+def keeps_transcript(info: SessionInfo, now_ms: int, days: int, options: PassOptions, identity: Identity) -> bool:
+    """Is this session's transcript (the scrubbed model input) written to the state folder?
+
+    Not with `capture.transcript_days` 0; nor, at a pass over many sessions with the local
+    (extractive) distiller, for a session quiet longer than that: nothing of it leaves the
+    machine, and a backfill of years must not write thousands of files the retention is
+    meant to bound. A pass for one session (`--session`) writes it: someone looks at it.
+    A model's input is always written before the model sees it.
+    """
+    if days <= 0:
+        return False
+    if options.session_id is not None or identity.distiller != "extractive":
+        return True
+    return now_ms - info.time_updated <= days * DAY_MS
+
+
 def needs_distiller(
     record: SessionRecord | None, transcript_hash: str, options: PassOptions, identity: Identity
 ) -> bool:

@@ -73,6 +73,7 @@ class Capturer:
         self.log = get_logger("memoryd.capture")
         self.limits = Limits.from_settings(config.settings.capture)
         self.global_root = global_tree(config.paths)
+        self.transcripts_dir = config.paths.transcripts_dir
         self.writer = writer or TreeWriter(state.fence)
         self.faults = faults or ServerFaults()  # the model server's failures in a row (the distiller counts them)
         self.should_stop: Callable[[], bool] = lambda: False  # the daemon sets this on shutdown
@@ -325,9 +326,12 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     # The model input is persisted (already scrubbed) before any model sees it (a worker's
     # extractive note may come first: nothing of it has left the machine).
     # Derived data: no fsync of its own (the batch is synced before it is recorded).
-    if capture.settings.capture.transcript_days > 0:  # 0: transcripts are kept nowhere
-        with capture.state.fence.guard():
-            write_if_changed(capture.paths.transcripts_dir / f"{info.id}.md", transcript.text, durable=False)
+    kept = capture.transcripts_dir / f"{info.id}.md"
+    with capture.state.fence.guard():
+        if plan.keeps_transcript(info, p.now_ms, capture.settings.capture.transcript_days, p.options, capture.identity):
+            write_if_changed(kept, transcript.text, durable=False)
+        else:
+            kept.unlink(missing_ok=True)  # an older one is not left standing for this transcript
     base = record or SessionRecord(session_id=info.id)
     return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript, built and built.distilled)
 

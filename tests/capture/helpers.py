@@ -40,8 +40,10 @@ def max_time(db: Path) -> int:
         conn.close()
 
 
-def distill_once(opencode_db: Path | None = None):  # noqa: ANN201 - daemon.capture.run.PassReport
-    """One capture pass over the home's OpenCode database (or `opencode_db`), nothing left settling."""
+def distill_once(opencode_db: Path | None = None, clock=None, options=None):  # noqa: ANN001, ANN201 - PassReport
+    """One capture pass over the home's OpenCode database (or `opencode_db`), nothing left
+    settling; `clock`: the pass's (the real one by default), `options`: its PassOptions."""
+    import time
     from dataclasses import replace
 
     from daemon.capture.pipeline import PassOptions, open_capturer
@@ -51,8 +53,8 @@ def distill_once(opencode_db: Path | None = None):  # noqa: ANN201 - daemon.capt
     if opencode_db is not None:
         paths = replace(paths, opencode_db=opencode_db)
     settings.capture.settle_seconds = 0
-    capture = open_capturer(Config(settings, paths))
+    capture = open_capturer(Config(settings, paths), clock=clock or time.time)
     try:
-        return capture.run_pass(PassOptions())
+        return capture.run_pass(options or PassOptions())
     finally:
         capture.close()
