@@ -6,9 +6,9 @@
     POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
     GET  /health                         {"ok": true, "pid": …}
 
-Requests are answered on their own threads from the search index (one read connection
-per thread), never through the worker's queue, so a long capture pass cannot stall a
-session's start. Answers are cached until the index changes (any commit, by any thread or
+Requests are answered by a few kept threads (`socket_pool`: no thread started per
+request) from the search index, never through the worker's queue, so a long capture pass
+cannot stall a session's start. Answers are cached until the index changes (any commit, by any thread or
 process, moves SQLite's `data_version` on a connection that never writes), which keeps a
 repeated request well under a millisecond.
 """
@@ -16,13 +16,12 @@ repeated request well under a millisecond.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
-import socketserver
 import sqlite3
 import sys
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from daemon.config import Config
 from daemon.logs import get_logger
+from daemon.service.socket_pool import AcceptPool, Deadlines
 
 CACHE_ENTRIES = 256
 WARM_FOLDERS = 8  # folders whose blocks are rebuilt as soon as a tree changes
@@ -43,62 +43,41 @@ MAX_DIR = 4096  # PATH_MAX: a longer dir is no folder
 # A whole request (request line, headers, body), however slowly it trickles in: the
 # per-read timeout alone lets a client that sends a byte every few seconds stay forever.
 REQUEST_DEADLINE_S = 10.0
+LISTEN_QUEUE = 128  # many sessions starting at once must not see EAGAIN
 
 
-class _Deadlines:
-    """Cuts off requests that outlive their deadline, from one thread for all of them.
-
-    A timer thread per request would cost a thread start on every session's first step;
-    here a request only registers. The reaper sleeps while nothing is registered and, while
-    requests come and go, looks every tenth of a deadline, so a request is cut off at
-    most 10 % after its deadline."""
-
-    def __init__(self) -> None:
-        self._active: dict[Any, float] = {}  # handler -> monotonic deadline
-        self._wake = threading.Condition()
-        self._idle = True  # the reaper waits for a registration, not for a time
-        self._stopped = False
-        self._thread: threading.Thread | None = None
-
-    def add(self, handler: Any, seconds: float) -> None:
-        with self._wake:
-            self._active[handler] = time.monotonic() + seconds
-            self._interval = seconds / 10
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._reap, name="memoryd-socket-deadline", daemon=True)
-                self._thread.start()
-            elif self._idle:
-                self._wake.notify()
-
-    def remove(self, handler: Any) -> None:
-        with self._wake:
-            self._active.pop(handler, None)
-
-    def stop(self) -> None:
-        with self._wake:
-            self._stopped = True
-            self._wake.notify()
-
-    def _reap(self) -> None:
-        with self._wake:
-            while not self._stopped:
-                self._idle = not self._active
-                self._wake.wait(None if self._idle else self._interval)
-                now = time.monotonic()
-                late = [handler for handler, deadline in self._active.items() if deadline <= now]
-                for handler in late:
-                    del self._active[handler]
-                    handler.expire()
+_REQUESTS_LOG = logging.getLogger("memoryd.socket")  # the stdlib logger under ContextServer.log
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    context_server: ContextServer
-    deadlines: _Deadlines
-    daemon_threads = True
-    allow_reuse_address = False
-    request_queue_size = 128  # many sessions starting at once must not see EAGAIN
+class _Server:
+    """The listening socket and the workers answering it (see `socket_pool`)."""
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def __init__(self, path: Path, context_server: ContextServer) -> None:
+        self.context_server = context_server
+        self.deadlines = Deadlines()
+        self.address = str(path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.address)
+            listener.listen(LISTEN_QUEUE)
+        except OSError:
+            listener.close()
+            raise
+        self.pool = AcceptPool(listener, self.answer)
+
+    def answer(self, conn: socket.socket) -> None:
+        """One connection, on a pool worker: the handler reads, answers and logs."""
+        try:
+            _Handler(conn, "unix", self)
+        except Exception:  # noqa: BLE001 - one bad request must not end the worker
+            self.handle_error()
+        else:
+            try:
+                conn.shutdown(socket.SHUT_WR)  # the answer is complete: the client sees its end
+            except OSError as exc:  # the client went away first
+                self.context_server.log.debug("socket.client_gone", error=f"{type(exc).__name__}: {exc}")
+
+    def handle_error(self) -> None:
         """A request that ended badly: a line in the log, never a traceback on stderr."""
         exc = sys.exc_info()[1]
         log = self.context_server.log
@@ -106,6 +85,10 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             log.debug("socket.client_gone", error=f"{type(exc).__name__}: {exc}")
         else:
             log.warning("socket.request_failed", error=f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        self.pool.close(self.address)
+        self.deadlines.stop()
 
 
 class ContextServer:
@@ -130,7 +113,6 @@ class ContextServer:
         self._probe_path: Path | None = None
         self.deadline_s = REQUEST_DEADLINE_S
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self.path: Path | None = None
 
     # -- life cycle ---------------------------------------------------------------
@@ -142,9 +124,7 @@ class ContextServer:
                 path.unlink()  # left by a daemon that died: the instance lock says none runs
             old_umask = os.umask(0o177)  # the socket is born 0600: no window for others
             try:
-                server = _Server(str(path), _Handler)
-                server.context_server = self
-                server.deadlines = _Deadlines()
+                server = _Server(path, self)
             finally:
                 os.umask(old_umask)
         except OSError as exc:
@@ -154,16 +134,13 @@ class ContextServer:
             )
             return False
         self._server, self.path = server, path
-        self._thread = threading.Thread(target=server.serve_forever, name="memoryd-socket", daemon=True)
-        self._thread.start()
+        server.pool.start()
         self.log.info("socket.listening", path=str(path))
         return True
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server.deadlines.stop()
+            self._server.close()
             self._server = None
         if self.path is not None:
             self.path.unlink(missing_ok=True)
@@ -261,7 +238,9 @@ class _Handler(BaseHTTPRequestHandler):
         return "unix"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
-        self.server.context_server.log.debug("socket.request", line=format % args)
+        # Asked first: a dropped debug line still cost a pass through structlog's chain.
+        if _REQUESTS_LOG.isEnabledFor(logging.DEBUG):
+            self.server.context_server.log.debug("socket.request", line=format % args)
 
     def handle_one_request(self) -> None:
         """One request within `deadline_s`; past it the connection is shut and dropped."""

@@ -279,3 +279,57 @@ def test_a_client_that_trickles_its_headers_is_cut_off_at_the_deadline(server, c
         assert closed, "the server kept a trickling client past its deadline"
     assert request(path, "GET", "/health")[0] == 200
     assert "Traceback" not in capfd.readouterr().err
+
+
+def socket_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("memoryd-socket-") and t.name[15:].isdigit()]
+
+
+def test_requests_are_answered_by_kept_workers_not_a_thread_each(server) -> None:
+    from daemon.service import socket_pool
+
+    srv, path, _ = server
+    pool = srv._server.pool
+    for _ in range(60):  # one client after another: the same few workers answer them all
+        assert request(path, "GET", "/health")[0] == 200
+        assert request(path, "GET", context_target("why WAL?"))[0] == 200
+    assert pool._started == socket_pool.KEPT
+    assert len(socket_threads()) == socket_pool.KEPT
+
+
+def test_a_crowd_of_silent_clients_holds_up_no_one_and_leaves_no_crowd(server) -> None:
+    from daemon.service import socket_pool
+
+    srv, path, idle = server
+    pool = srv._server.pool
+    silent = []
+    try:
+        for _ in range(socket_pool.KEPT + 6):  # more than the kept workers: each holds one
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(path))
+            sock.sendall(b"GET /health HTTP/1.1\r\n")  # and never ends its headers
+            silent.append(sock)
+        assert request(path, "GET", "/health")[0] == 200
+        assert request(path, "POST", "/idle", {"session_id": "ses_2"})[0] == 202
+        assert pool.size > socket_pool.KEPT + 6
+    finally:
+        for sock in silent:
+            sock.close()
+    wait_for(lambda: pool.size <= socket_pool.KEPT + socket_pool.SPARE, timeout=20, what="the extra workers ending")
+    assert idle == ["ses_2"]
+    assert request(path, "GET", "/health")[0] == 200
+
+
+def test_close_ends_every_waiting_worker_and_frees_the_path(home, short_dir: Path) -> None:
+    settings, paths = load_settings()
+    config = Config(settings, paths)
+    path = short_dir / "memoryd.sock"
+    for _ in range(3):  # start and stop again: nothing left behind each time
+        srv = ContextServer(lambda: config, lambda _: None)
+        assert srv.start(path)
+        assert request(path, "GET", "/health")[0] == 200
+        srv.close()
+        assert socket_threads() == []
+        assert not path.exists()
+        with pytest.raises(OSError):
+            request(path, "GET", "/health")
