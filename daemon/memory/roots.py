@@ -106,9 +106,14 @@ def project_of_root(root: MemoryRoot) -> str:
     return str(root.path.parent) if root.scope == "project" else ""
 
 
+def worktree_top(directory: Path) -> Path | None:
+    """The top of the git worktree `directory` lies in (symlinks resolved), or None."""
+    return _find_worktree(Path(directory).expanduser().resolve())
+
+
 def is_in_worktree(directory: Path) -> bool:
     """True when `directory` lies inside a git worktree."""
-    return _find_worktree(Path(directory).expanduser().resolve()) is not None
+    return worktree_top(directory) is not None
 
 
 def project_tree(directory: Path) -> MemoryRoot:

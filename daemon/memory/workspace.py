@@ -3,6 +3,9 @@ errors every memory command raises, with messages that tell a person what to do.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from daemon.memory.hits import HITS_FILE, HitCounter
 from daemon.memory.index import SearchIndex, open_index
-from daemon.memory.roots import MemoryRoot, global_tree, is_in_worktree, project_tree
+from daemon.memory.roots import PROJECT_TREE_DIR, MemoryRoot, global_tree, is_in_worktree, project_tree, worktree_top
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -136,3 +139,84 @@ def open_workspace(
     project = project_tree(project_dir) if project_dir is not None else None
     real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
     return Workspace(index, global_tree(config.paths), project, real)
+
+
+# (device, inode) of each path a resolution looked at; None for one that was missing
+_Signature = tuple[tuple[int, int] | None, ...]
+
+
+def _signature(paths: Sequence[str]) -> _Signature:
+    found: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:  # missing (or unreadable): it has to stay so for the answer to hold
+            found.append(None)
+            continue
+        found.append((st.st_dev, st.st_ino))
+    return tuple(found)
+
+
+def _vouching(global_root: Path, project_dir: Path | None) -> tuple[str, ...]:
+    """The paths whose stats vouch for `open_workspace`'s answer: the global tree, the
+    caller's folder as given, the `.git` the walk up from it looked for in each folder up
+    to its worktree (to `/` outside one), and that worktree's `.memory`."""
+    paths = [str(global_root)]
+    if project_dir is None:
+        return tuple(paths)
+    paths.append(str(project_dir))
+    here = resolved = os.path.realpath(os.path.expanduser(project_dir))
+    top = worktree_top(Path(here))
+    while True:
+        paths.append(os.path.join(here, ".git"))
+        parent = os.path.dirname(here)
+        if (top is not None and here == str(top)) or parent == here:
+            break
+        here = parent
+    paths.append(os.path.join(str(top) if top is not None else resolved, PROJECT_TREE_DIR))
+    return tuple(paths)
+
+
+class WorkspaceCache:
+    """`open_workspace` for a long-running caller (the daemon's socket): a folder is
+    resolved to its worktree once, then only checked.
+
+    Resolving walks the folder's path (symlinks) and each folder up to its worktree for a
+    `.git` (~0.25 ms, on every session start). The check is a stat of each path that
+    walk looked at: the folder as given, the `.git` it looked for in each folder, the
+    worktree's `.memory`, the global tree. A `.git` made or removed, a folder moved away
+    or in, a symlink repointed each make one of them missing, present or another inode,
+    and the folder is resolved again. Whether a tree exists is not kept (callers look
+    each time). `clear()` forgets all.
+    """
+
+    ENTRIES = 256
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str | None], tuple[tuple[str, ...], _Signature, Workspace]] = OrderedDict()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+    def open(self, config: Config, project_dir: Path | None, index: SearchIndex) -> Workspace:
+        """What `open_workspace(config, project_dir, index=index)` returns (a new Workspace)."""
+        key = (str(config.paths.global_root), None if project_dir is None else str(project_dir))
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and _signature(kept[0]) == kept[1]:
+            ws = kept[2]
+            return Workspace(index, ws.global_root, ws.project, ws.project_is_real)
+        folders = _vouching(config.paths.global_root, project_dir)
+        signature = _signature(folders)
+        # Resolved after the stats were taken: whatever changes from now on, the next
+        # check sees; an answer from before them could be kept stale.
+        ws = open_workspace(config, project_dir, index=index)
+        if _vouching(config.paths.global_root, project_dir) == folders:  # else it moved meanwhile: keep nothing
+            with self._lock:
+                self._kept[key] = (folders, signature, ws)
+                self._kept.move_to_end(key)
+                while len(self._kept) > self.ENTRIES:
+                    self._kept.popitem(last=False)
+        return ws

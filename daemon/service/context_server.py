@@ -110,6 +110,9 @@ class ContextServer:
         self._stable: dict[tuple[str, ...], Any] = {}  # prompt-free parts per set of roots
         self._recent: OrderedDict[str | None, None] = OrderedDict()  # folders served lately
         self._probe: sqlite3.Connection | None = None
+        from daemon.memory.workspace import WorkspaceCache  # not at import: `memoryd status` imports `request`
+
+        self._workspaces = WorkspaceCache()  # folder → its trees, checked by a few stats
         self._probe_path: Path | None = None
         self.deadline_s = REQUEST_DEADLINE_S
         self._server: _Server | None = None
@@ -179,11 +182,10 @@ class ContextServer:
     def context(self, directory: str | None, prompt: str, session: str | None = None) -> dict[str, Any]:
         """The payload for `session` in `directory` with this first prompt."""
         from daemon.memory.context import context_payload
-        from daemon.memory.workspace import open_workspace
 
         config = self._config()
         settings, paths = config.settings, config.paths
-        key = (directory, prompt, session, id(settings))
+        where = Path(directory) if directory else None
         with self._lock:
             self._recent[directory] = None
             self._recent.move_to_end(directory)
@@ -198,12 +200,15 @@ class ContextServer:
                 self._cache.clear()
                 self._stable.clear()
                 self._cache_version = version
+            ws = self._workspaces.open(config, where, index)
+            # Which trees exist is part of the key: a `.memory` made, or a worktree moved,
+            # changes the answer before the index does.
+            trees = (ws.project, ws.project is not None and ws.project.exists(), ws.global_root.exists())
+            key = (directory, prompt, session, id(settings), trees)
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-            where = Path(directory) if directory else None
-            ws = open_workspace(config, where, index=index)
             ws.trust_index = True  # the daemon keeps the trees it watches indexed
             payload = context_payload(
                 ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable, session=session
@@ -221,6 +226,7 @@ class ContextServer:
         tree changed), so the next session start there finds them ready."""
         with self._lock:
             recent = list(self._recent)
+        self._workspaces.clear()  # a tree moved or went away: resolve its folders again
         for directory in recent:
             self.context(directory, "")
 

@@ -294,7 +294,7 @@ def test_requests_are_answered_by_kept_workers_not_a_thread_each(server) -> None
         assert request(path, "GET", "/health")[0] == 200
         assert request(path, "GET", context_target("why WAL?"))[0] == 200
     assert pool._started == socket_pool.KEPT
-    assert len(socket_threads()) == socket_pool.KEPT
+    assert len([t for t in socket_threads() if t in pool._workers]) == socket_pool.KEPT
 
 
 def test_a_crowd_of_silent_clients_holds_up_no_one_and_leaves_no_crowd(server) -> None:
@@ -328,8 +328,39 @@ def test_close_ends_every_waiting_worker_and_frees_the_path(home, short_dir: Pat
         srv = ContextServer(lambda: config, lambda _: None)
         assert srv.start(path)
         assert request(path, "GET", "/health")[0] == 200
-        srv.close()
-        assert socket_threads() == []
+        pool = srv._server.pool
+        workers = [t for t in socket_threads() if t in pool._workers]
+        assert len(workers) == pool.size > 0
+        srv.close()  # waits for the waiting workers; the one that just answered ends as it finishes
+        wait_for(lambda: pool.size == 0 and not any(t.is_alive() for t in workers), timeout=10, what="every worker ending")
         assert not path.exists()
         with pytest.raises(OSError):
             request(path, "GET", "/health")
+
+
+def test_a_new_memory_folder_and_a_moved_worktree_are_seen_by_the_next_request(server, home, tmp_path: Path) -> None:
+    _, path, _ = server
+    for name in ("one", "two"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+    current = tmp_path / "current"  # where OpenCode runs: a link to one worktree, then the other
+    current.symlink_to(tmp_path / "one")
+
+    def block() -> str:  # the same first prompt each time: a cached answer must not hide a change
+        status, data = request(path, "GET", context_target("why the flaky migration?", str(current)), timeout=60)
+        assert status == 200
+        return data["block"]
+
+    def lesson(name: str) -> None:
+        (tmp_path / name / ".memory" / "lesson").mkdir(parents=True)
+        (tmp_path / name / ".memory" / "lesson" / "m.md").write_text(
+            f"---\ntitle: Flaky migration in repo {name}\nkind: lesson\n---\n\nRun it twice.\n"
+        )
+
+    assert "Flaky migration" not in block()
+    lesson("one")  # the project makes its memory folder
+    assert "Flaky migration in repo one" in block()
+    lesson("two")
+    current.unlink()
+    current.symlink_to(tmp_path / "two")
+    shown = block()
+    assert "Flaky migration in repo two" in shown and "repo one" not in shown
