@@ -153,17 +153,32 @@ def sync_files(paths: Iterable[Path]) -> None:
     system on Linux, elsewhere an fsync per file and per folder."""
     paths = [Path(p) for p in paths]
     done: set[int] = set()
+    if _SYNCFS is not None:
+        # One syncfs per file system, found from the files' folders (a backfill writes
+        # thousands of notes into a few): a file of one that fails is synced on its own.
+        left = []
+        for folder, files in _by_folder(paths).items():
+            try:
+                device = os.stat(folder).st_dev
+            except FileNotFoundError:
+                continue
+            if device in done:
+                continue
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                if _SYNCFS(fd) == 0:
+                    done.add(device)
+                else:
+                    left.extend(files)
+            finally:
+                os.close(fd)
+        paths = left
     for path in paths:
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             continue
         try:
-            device = os.fstat(fd).st_dev
-            if _SYNCFS is not None:
-                if device in done or _SYNCFS(fd) == 0:
-                    done.add(device)
-                    continue
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -177,17 +192,34 @@ def sync_files(paths: Iterable[Path]) -> None:
                 os.close(fd)
 
 
-def write_if_changed(path: Path, text: str, mode: int = FILE_MODE, durable: bool = True) -> bool:
+def _by_folder(paths: Iterable[Path]) -> dict[Path, list[Path]]:
+    folders: dict[Path, list[Path]] = {}
+    for path in paths:
+        folders.setdefault(path.parent, []).append(path)
+    return folders
+
+
+def write_if_changed(
+    path: Path,
+    text: str,
+    mode: int = FILE_MODE,
+    durable: bool = True,
+    data: bytes | None = None,
+    current: bytes | None = None,
+) -> bool:
     """Write `text` only when the file's bytes differ; return whether it wrote.
 
     Never writing an unchanged file keeps watchers from looping on our own output.
+    `data`: `text` encoded already; `current`: the file's bytes, read already (b"": no file).
     """
-    data = text.encode("utf-8")
-    try:
-        if path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
+    data = text.encode("utf-8") if data is None else data
+    if current is None:
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+    if current == data:
+        return False
     atomic_write_bytes(path, data, mode, durable)
     return True
 

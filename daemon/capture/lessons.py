@@ -12,21 +12,20 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.capture.distill import cues
-from daemon.capture.distill.turns import blocks
+from daemon.capture.statements import _CONTEXT, NoteFacts, Statement, facts_of, note_facts, statements
 from daemon.logs import get_logger
 from daemon.memory import commands
 from daemon.files import slugify
-from daemon.memory.checks import DESCRIPTION_CHARS, MAX_TITLE
+from daemon.memory.checks import DESCRIPTION_CHARS
 from daemon.memory.clip import clip_text
 from daemon.memory.frontmatter import MemoryFileError, split_document
 from daemon.memory.index import SearchIndex, SearchIndexError, open_index
-from daemon.memory.roots import MemoryRoot, canonical_project, global_tree
+from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
 
 if TYPE_CHECKING:
@@ -37,85 +36,6 @@ log = get_logger("memoryd.capture.lessons")
 MAX_SOURCES = 20  # sources listed per memory: the first sessions that stated it
 _SOURCE = re.compile(r"^- session `(?P<id>[^`]+)`")
 _SOURCES_HEADING = "Sources:"
-
-
-_CONTEXT = "Context: "
-# A title that leans on what came before it ("load them with …", "它会…"): the statement
-# alone does not say what it is about, so the session's title is put before it.
-_DANGLING = re.compile(
-    r"^(?:\S+\s+){0,3}?(?:them|it|its|they|these|those|this|that)\b|^\S{0,6}(?:它|这个|那个|これ|それ|あれ|이것|그것)",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class Statement:
-    kind: str  # lesson | gotcha | decision
-    title: str  # the memory's title: the statement, shortened, standing alone
-    text: str  # the whole statement
-
-
-@dataclass(frozen=True)
-class NoteFacts:
-    """What a note says about itself that its memories carry: its title and project."""
-
-    title: str = ""
-    project: str = ""  # canonical worktree; "" unknown
-
-    @property
-    def context(self) -> str:
-        """One line saying what the memory is about: the session it came from, and its project."""
-        name = Path(self.project).name if self.project else ""
-        where = f" (project {name})" if name else ""
-        return f"{_CONTEXT}{self.title}{where}." if self.title else ""
-
-
-def note_facts(note_text: str) -> NoteFacts:
-    """The title and project of a note ("" for what it does not say)."""
-    try:
-        fields = split_document(note_text).fields if note_text.startswith("---\n") else {}
-    except MemoryFileError:
-        return NoteFacts()
-    return facts_of(fields)
-
-
-def facts_of(fields: Mapping[str, Any]) -> NoteFacts:
-    """The title and project of a note from its frontmatter's fields."""
-    title = " ".join(str(fields.get("title") or "").split())
-    return NoteFacts(title, canonical_project(str(fields.get("project") or "")))
-
-
-def statements(note_text: str, facts: NoteFacts | None = None) -> list[Statement]:
-    """The labelled lessons, gotchas and decisions of a note, once each (`facts`: the
-    note's, when its writer knows them: its frontmatter is not parsed again)."""
-    body = note_text
-    if note_text.startswith("---\n"):
-        end = note_text.find("\n---\n", 4)
-        body = note_text[end + 5 :] if end >= 0 else note_text
-    if not cues.may_hold_memory_label(body):
-        return []
-    subject = (facts or note_facts(note_text)).title
-    found: dict[tuple[str, str], Statement] = {}
-    for block in blocks(body):
-        labelled = cues.label_of(block)
-        if not labelled or labelled[0] not in cues.MEMORY_KINDS:
-            continue
-        kind, text = labelled
-        text = " ".join(text.strip(" *_").split())
-        if len(text) < 8:
-            continue
-        title = _title(text, subject)
-        found.setdefault((kind, title.casefold()), Statement(kind, title, text))
-    return list(found.values())
-
-
-def _title(text: str, subject: str = "") -> str:
-    """The statement's first sentence, standing alone: a fragment that says "them" or "it"
-    without its subject gets the session's title before it. Cut at a word, never inside one."""
-    first = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", text, maxsplit=1)[0].rstrip(".。")
-    if subject and _DANGLING.match(first) and subject.casefold() not in first.casefold():
-        first = f"{subject.rstrip('.:')}: {first}"
-    return clip_text(first, MAX_TITLE - 1)
 
 
 def _source_line(session_id: str, root: MemoryRoot, note_path: Path, kind: str, title: str) -> str:
@@ -166,13 +86,15 @@ class NoteMemories:
         previous: str,
         current: str,
         fields: Mapping[str, Any] | None = None,
+        stated: Sequence[Statement] | None = None,
     ) -> None:
         """Queue the memory changes of a note just (re)written into `root`; `previous` is its
-        text before; `fields`: the current text's frontmatter, when the writer has it."""
+        text before; `fields`: the current text's frontmatter, when the writer has it;
+        `stated`: `statements(current)`, when a worker read them already."""
         if not self.enabled:
             return
         facts = facts_of(fields) if fields is not None else note_facts(current)
-        now = statements(current, facts)
+        now = list(stated) if stated is not None else statements(current, facts)
         kept = {(n.kind, n.title.casefold()) for n in now}
         for statement in now:
             source = _source_line(session_id, root, note_path, statement.kind, title)
@@ -275,9 +197,13 @@ def remember_statement(ws: Workspace, scope: str, statement: Statement, body: st
     )  # fmt: skip
 
 
-def read_previous(note_path: Path) -> str:
-    """The note's text before it is rewritten ("" when new or unreadable)."""
+def read_previous(note_path: Path) -> tuple[bytes, str]:
+    """The note's bytes and text before it is rewritten (b"" and "" when new; "" when unreadable)."""
     try:
-        return note_path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return ""
+        data = note_path.read_bytes()
+    except FileNotFoundError:
+        return b"", ""
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data, ""

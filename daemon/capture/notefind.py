@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.memory.roots import MemoryRoot
 
 HEAD_BYTES = 4096  # frontmatter comes first; session_id is among its first lines
 _SESSION_ID = re.compile(r'^session_id:[ \t]*["\']?([^"\'\r\n]+?)["\']?[ \t]*$', re.MULTILINE)
@@ -34,6 +38,8 @@ class NoteFinder:
 
     def __init__(self) -> None:
         self._folders: dict[Path, dict[str, Path]] = {}
+        # The tree each project folder's notes go to, found once per pass (notes.note_path).
+        self.trees: dict[tuple[str, str, Path], MemoryRoot] = {}
 
     def find(self, folder: Path, session_id: str) -> Path | None:
         notes = self._folders.get(folder)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.capture.distill.base import Distilled
+from daemon.capture.statements import Statement, facts_of, statements
 from daemon.files import slugify
 from daemon.memory.frontmatter import Document, frontmatter_block
+from daemon.memory.index_rows import PreparedText
 from daemon.memory.roots import MemoryRoot, canonical_project, project_tree
 from daemon.opencode.reader import SessionInfo
 from daemon.scrub import redact
@@ -69,6 +72,30 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
     return front + rest, Document(front.split("\n")[1:-2], meta, rest)
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """A note made where its distiller ran (a worker process): all a pass still does with it
+    is choose its file (by `filename` when it has none yet), write it, and index it."""
+
+    text: str
+    document: Document
+    filename: str  # note_filename(session)
+    stated: tuple[Statement, ...] | None  # its lessons, gotchas, decisions; None: not looked for
+    index_text: PreparedText  # its doc_text row in the search index
+
+
+def render(session: SessionInfo, distilled: Distilled, extract_memories: bool) -> Rendered:
+    """Everything of a (non-junk) note that depends on the session and the distiller's
+    answer alone: the same text, fields and rows the pass would make from them."""
+    text, document = note_document(session, distilled, session.time_updated)
+    fields = document.fields
+    stated = tuple(statements(text, facts_of(fields))) if extract_memories else None
+    # The fields as the index reads them back (memory_from_document): one line each.
+    title, description = (" ".join(fields[name].split()) for name in ("title", "description"))
+    index_text = PreparedText.of(title, description, fields["tags"], fields["kind"], document.body.strip())
+    return Rendered(text, document, note_filename(session), stated, index_text)
+
+
 def note_filename(session: SessionInfo) -> str:
     """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
     day = iso(session.time_created)[:10]
@@ -106,14 +133,24 @@ def tree_of_note(note: Path, session: SessionInfo, global_root: MemoryRoot) -> M
 
 
 def note_path(
-    recorded: str, session: SessionInfo, notes: NotesSettings, global_root: MemoryRoot, found: NoteFinder
+    recorded: str,
+    session: SessionInfo,
+    notes: NotesSettings,
+    global_root: MemoryRoot,
+    found: NoteFinder,
+    filename: str | None = None,
 ) -> tuple[MemoryRoot, Path]:
     """The tree and the file of a session's note: the `recorded` path if it is still there,
     else the session's note already in the folder (pulled or renamed: its session_id
-    decides), else a fresh, deterministic one."""
+    decides), else a fresh, deterministic one (`filename`: its name, when made already).
+
+    The tree of a project folder is found once per pass (`found` is the pass's)."""
     if recorded and Path(recorded).exists():
         path = Path(recorded)
         return tree_of_note(path, session, global_root), path
-    root = choose_note_dir(session, notes.target, global_root)
+    key = (session.directory, notes.target, global_root.path)
+    root = found.trees.get(key)
+    if root is None:
+        root = found.trees[key] = choose_note_dir(session, notes.target, global_root)
     folder = root.path / notes.category
-    return root, found.find(folder, session.id) or folder / note_filename(session)
+    return root, found.find(folder, session.id) or folder / (filename or note_filename(session))

@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from daemon.capture import lifecycle, plan, workers
+from daemon.capture import failures, lifecycle, plan, workers
 from daemon.capture.distill.base import Distilled, DistillError, Distiller, StopPass, Transcript
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
-from daemon.capture.notes import note_document, note_path
+from daemon.capture.notes import Rendered, note_document, note_path
 from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
 from daemon.opencode.reader import OpenCodeReader
 from daemon.capture.plan import Action, PassOptions, PassReport
@@ -132,15 +132,9 @@ class Capturer:
 class _Job:
     info: SessionInfo
     record: SessionRecord
-    transcript: Transcript | _NoTranscript
+    transcript: Transcript
     distilled: Distilled | None = None  # a worker's extractive note for this transcript
-
-
-@dataclass(frozen=True)
-class _NoTranscript:
-    """Stands in for a transcript that could not be built: only its hash is needed."""
-
-    hash: str
+    rendered: Rendered | None = None  # and the note it made of it
 
 
 @dataclass
@@ -279,9 +273,15 @@ def _prefetch(p: _Pass, builds: list[tuple[SessionInfo, SessionRecord | None]]) 
         extractive = isinstance(capture.distiller, ExtractiveDistiller) and isinstance(capture.reader, OpenCodeReader)
         if len(builds) < workers.POOL_MIN or count < 2 or not extractive:
             return
-        p.prefetch = workers.Prefetch(capture.reader.path, capture.settings.source.busy_timeout_ms, capture.limits, count)
+        extract = capture.settings.notes.extract_memories
+        p.prefetch = workers.Prefetch(capture.reader.path, capture.settings.source.busy_timeout_ms, capture.limits, count, extract)
     for info, record in builds:
-        p.prefetch.add(info, record, options, capture.identity)
+        p.prefetch.add(info, record, options, capture.identity, _keeps_transcript(p, info))
+
+
+def _keeps_transcript(p: _Pass, info: SessionInfo) -> bool:
+    settings = p.capture.settings.capture
+    return plan.keeps_transcript(info, p.now_ms, settings.transcript_days, p.options, p.capture.identity)
 
 
 def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Action, settle_ms: int) -> _Job | None:
@@ -311,6 +311,7 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     capture, report = p.capture, p.report
     built = p.prefetch.take(info.id) if p.prefetch is not None else None
     transcript = built.transcript if built else build_transcript(capture.reader.session_rows(info), capture.limits)
+    keep = _keeps_transcript(p, info)  # as the workers were told
     info = transcript.session  # the title scrubbed, once: what is written of the session from here on
     for warning in transcript.warnings:
         capture.log.warning("transcript.row_skipped", session_id=info.id, detail=warning)
@@ -328,12 +329,13 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     # Derived data: no fsync of its own (the batch is synced before it is recorded).
     kept = capture.transcripts_dir / f"{info.id}.md"
     with capture.state.fence.guard():
-        if plan.keeps_transcript(info, p.now_ms, capture.settings.capture.transcript_days, p.options, capture.identity):
+        if keep:
             write_if_changed(kept, transcript.text, durable=False)
         else:
             kept.unlink(missing_ok=True)  # an older one is not left standing for this transcript
     base = record or SessionRecord(session_id=info.id)
-    return _Job(info, replace(base, project_dir=info.directory, title=info.title), transcript, built and built.distilled)
+    record = replace(base, project_dir=info.directory, title=info.title)
+    return _Job(info, record, transcript, built.distilled, built.rendered) if built else _Job(info, record, transcript)
 
 
 def _call(p: _Pass, job: _Job) -> Distilled | DistillError:
@@ -392,7 +394,7 @@ def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
         isinstance(result, StopPass)
         and result.reason == "budget"
         and capture.fallback is not None
-        and not _note_is_current(job)
+        and not failures.note_is_current(job.record, job.transcript.hash)
     ):
         report.stop_reason, report.stop_message = result.reason, str(result)
         result = _fallback(p, job)
@@ -447,10 +449,14 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)
         return
-    root, path = note_path(record.note_path, info, capture.settings.notes, capture.global_root, p.notes)
-    (text, document), previous = note_document(info, result, info.time_updated), read_previous(path)
-    capture.writer.write_note(root, path, text, document)
-    capture.memories.note_written(info.id, root, path, document.fields["title"], previous, text, document.fields)
+    made = job.rendered if result is job.distilled else None  # a worker's note for this very answer
+    filename = made.filename if made else None
+    root, path = note_path(record.note_path, info, capture.settings.notes, capture.global_root, p.notes, filename)
+    text, document = (made.text, made.document) if made else note_document(info, result, info.time_updated)
+    data, previous = read_previous(path)
+    capture.writer.write_note(root, path, text, document, made and made.index_text, data)
+    stated = made.stated if made else None
+    capture.memories.note_written(info.id, root, path, document.fields["title"], previous, text, document.fields, stated)
     p.to_commit.append(lifecycle.done(record, info, verdict, now_ms, note_path=str(path)))
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
@@ -459,42 +465,10 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
 
 def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:
     """An unexpected error for one session: log it with its type, count it as a failed pass."""
-    where = f"{exc.filename}: " if isinstance(exc, OSError) and exc.filename else ""
-    error = DistillError(f"{type(exc).__name__}: {where}{getattr(exc, 'strerror', None) or exc}")
+    error = failures.error_of(exc)
     p.capture.log.warning("session.error", session_id=info.id, error=str(error))
-    _record_failure(p, _Job(info, record, _NoTranscript(transcript_hash)), error)
+    failures.record_failure(p.capture, p.report, info, record, transcript_hash, error)
 
 
 def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
-    capture, report, info = p.capture, p.report, job.info
-    message = str(error)
-    if isinstance(error, StopPass):
-        # Not the session's fault: it waits, untouched, for a later pass.
-        report.pending.append((info.id, message))
-        report.stop_reason, report.stop_message = error.reason, message
-        report.stop_wait_ms = max(report.stop_wait_ms, int(error.wait_s * 1000))
-        report.stopped += 1
-        if not _note_is_current(job):  # a note still current (a stale or fallback one) is kept as is
-            capture.state.put(lifecycle.held(job.record, info, message))
-        return
-    now_ms = int(capture.clock() * 1000)
-    failure = lifecycle.Failure(job.transcript.hash, message, error.retryable, error.transient)
-    record = lifecycle.after_failure(job.record, info, failure, now_ms, capture.settings.capture.max_failed_passes)
-    capture.state.put(record)
-    capture.state.log_error(message, info.id)
-    if error.transient:
-        report.server_failures += 1
-        report.server_error = message
-    if record.status == Status.FAILED:
-        report.failed.append((info.id, message))
-        capture.log.error("session.failed", session_id=info.id, error=message, attempts=record.attempts)
-    else:
-        report.pending.append((info.id, message))
-        capture.log.warning(
-            "session.retry_later", session_id=info.id, error=message, attempts=record.attempts, retry_at=record.retry_at
-        )
-
-
-def _note_is_current(job: _Job) -> bool:
-    """The session already has a note (or junk verdict) for exactly this transcript."""
-    return job.record.status in lifecycle.DONE and job.record.transcript_hash == job.transcript.hash
+    failures.record_failure(p.capture, p.report, job.info, job.record, job.transcript.hash, error)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from daemon.files import write_if_changed
 from daemon.logs import get_logger
 from daemon.memory.frontmatter import Document
+from daemon.memory.index_rows import PreparedText
 from daemon.memory.roots import MemoryRoot
 from daemon.state import WriteFence
 
@@ -112,23 +113,34 @@ class TreeWriter:
         self.written: dict[Path, Written] = {}  # per tree taken last, what was written into it
         self._paths: dict[Path, set[Path]] = {}  # per tree, the notes written since take_roots()
         self._indexed: dict[Path, SyncReport] = {}  # per tree, what index_written changed since
-        self._parsed: list[tuple[MemoryRoot, Path, Document, bytes, os.stat_result]] = []
+        self._parsed: list[tuple[MemoryRoot, Path, Document, bytes, os.stat_result, PreparedText | None]] = []
 
-    def write_note(self, root: MemoryRoot, path: Path, text: str, document: Document | None = None) -> bool:
+    def write_note(
+        self,
+        root: MemoryRoot,
+        path: Path,
+        text: str,
+        document: Document | None = None,
+        prepared: PreparedText | None = None,
+        previous: bytes | None = None,
+    ) -> bool:
         """Write a note atomically when its bytes change; return whether it wrote.
 
-        `document`: `note_document`'s parse of `text` (every field scrubbed), to index it from.
+        `document`: `note_document`'s parse of `text` (every field scrubbed), to index it from;
+        `prepared`: its doc_text row, made ahead by a worker; `previous`: the file's bytes
+        read already (b"": none), so that they are not read again.
 
         Not synced on its own: the caller syncs the batch before recording it.
         """
         with self.fence.guard(), self.own.writing(path):  # after the daemon's stop, not even a note
             # Same bytes, no write: a tree in git must not change just because a pass ran.
-            written = write_if_changed(path, text, durable=False)
+            data = text.encode("utf-8")
+            written = write_if_changed(path, text, durable=False, data=data, current=previous)
             st = os.stat(path)  # the file as this write left it: what the index records
         self.touched(root)
         self._paths.setdefault(root.path, set()).add(path)
         if document is not None:
-            self._parsed.append((root, path, document, text.encode("utf-8"), st))
+            self._parsed.append((root, path, document, data, st, prepared))
         return written
 
     def index_written(self, config: Config) -> None:
@@ -142,18 +154,19 @@ class TreeWriter:
 
         parsed, self._parsed = self._parsed, []
         by_root: dict[Path, list] = {}
-        for root, path, document, data, st in parsed:
+        for root, path, document, data, st, prepared in parsed:
             if len(data) > config.settings.memory.max_file_bytes:
                 continue  # indexed by its head only: the refresh reads it as a sync would
             memory, warnings = memory_from_document(document, path, root, content_hash(data), st.st_mtime)
             if not warnings:  # a field the index warns about: the refresh reads the file and says so
-                by_root.setdefault(root.path, []).append((root, memory, st))
+                by_root.setdefault(root.path, []).append((root, memory, st, prepared))
         if not by_root:
             return
         try:
             with open_index(config) as index:
                 for key, items in by_root.items():
-                    report = index.put_many(items[0][0], [(memory, st) for _, memory, st in items], scrubbed=True)
+                    written = [(memory, st) for _, memory, st, _ in items]
+                    report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items])
                     self._indexed[key] = report.merged(self._indexed.get(key))
         except (SearchIndexError, OSError, sqlite3.Error) as exc:
             get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))

@@ -21,13 +21,14 @@ import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from daemon.capture import plan
 from daemon.capture.distill.base import Distilled, DistillError, Transcript
 from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.lifecycle import Identity
+from daemon.capture.notes import Rendered, render
 from daemon.capture.transcript import Limits, build_transcript
 from daemon.opencode.reader import OpenCodeReader
 from daemon.opencode.source import SessionInfo
@@ -49,10 +50,14 @@ def worker_count(setting: int) -> int:
 
 @dataclass(frozen=True)
 class Built:
-    """A worker's answer for one session: its transcript and, when it needs one, its note."""
+    """A worker's answer for one session: its transcript and, when it needs one, its note.
+
+    With a note, the transcript comes without its entries (the pass has no use for them),
+    and without its text when the pass keeps no transcript file for it."""
 
     transcript: Transcript
     distilled: Distilled | None  # None: not needed (same transcript), or the distiller failed (the pass runs it again)
+    rendered: Rendered | None = None  # the note's text, file name, statements and index row (not for junk)
 
 
 @dataclass(frozen=True)
@@ -61,18 +66,27 @@ class _Job:
     record: SessionRecord | None
     options: plan.PassOptions
     identity: Identity
+    keep_text: bool  # the pass writes the transcript's text to a file
 
 
-_worker: tuple[OpenCodeReader, Limits, ExtractiveDistiller] | None = None
+@dataclass(frozen=True)
+class _Worker:
+    reader: OpenCodeReader
+    limits: Limits
+    distiller: ExtractiveDistiller
+    extract_memories: bool  # notes.extract_memories: read each note's statements
 
 
-def _start(db: Path, busy_timeout_ms: int, limits: Limits, parent: int) -> None:
+_worker: _Worker | None = None
+
+
+def _start(db: Path, busy_timeout_ms: int, limits: Limits, parent: int, extract_memories: bool) -> None:
     global _worker
     # Ctrl-C is the pass's to handle (it stops the pool); a pass killed outright leaves no
     # worker behind: each goes once its parent is gone.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
-    _worker = (OpenCodeReader(db, busy_timeout_ms), limits, ExtractiveDistiller())
+    _worker = _Worker(OpenCodeReader(db, busy_timeout_ms), limits, ExtractiveDistiller(), extract_memories)
 
 
 def _exit_with(parent: int) -> None:
@@ -82,18 +96,22 @@ def _exit_with(parent: int) -> None:
 
 
 def _build(job: _Job) -> Built | None:
-    assert _worker is not None, "worker not started"
-    reader, limits, distiller = _worker
+    worker = _worker
+    assert worker is not None, "worker not started"
     try:
-        transcript = build_transcript(reader.session_rows(job.info), limits)
+        transcript = build_transcript(worker.reader.session_rows(job.info), worker.limits)
     except Exception:  # noqa: BLE001 - not lost: the pass builds this session itself and meets the error there
         return None
     if job.options.dry_run or not plan.needs_distiller(job.record, transcript.hash, job.options, job.identity):
         return Built(transcript, None)
     try:
-        return Built(transcript, distiller.distill(transcript))
+        distilled = worker.distiller.distill(transcript)
     except DistillError:
         return Built(transcript, None)  # the pass's distiller runs it again and records the failure
+    rendered = None if distilled.junk else render(transcript.session, distilled, worker.extract_memories)
+    # Sent back to the pass: what it uses of the transcript, no more.
+    slim = replace(transcript, entries=(), text=transcript.text if job.keep_text else "")
+    return Built(slim, distilled, rendered)
 
 
 def _build_many(jobs: list[_Job]) -> list[Built | None]:
@@ -103,21 +121,27 @@ def _build_many(jobs: list[_Job]) -> list[Built | None]:
 class Prefetch:
     """Sessions handed to the workers, BATCH at a time, in the order the pass will ask for them."""
 
-    def __init__(self, db: Path, busy_timeout_ms: int, limits: Limits, workers: int) -> None:
+    def __init__(self, db: Path, busy_timeout_ms: int, limits: Limits, workers: int, extract_memories: bool = True) -> None:
         self._pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-            initargs=(db, busy_timeout_ms, limits, os.getpid()),
+            initargs=(db, busy_timeout_ms, limits, os.getpid(), extract_memories),
         )  # fmt: skip
         self._order: deque[str] = deque()  # every queued session id, in the pass's order
         self._queued: set[str] = set()  # the same, to look up
         self._waiting: deque[_Job] = deque()  # those not handed to a worker yet
         self._handed: dict[str, tuple[Future[list[Built | None]], int]] = {}  # id → its batch, its place in it
+        self._broken = False  # given up: the pass builds every session itself
 
-    def add(self, info: SessionInfo, record: SessionRecord | None, options: plan.PassOptions, identity: Identity) -> None:
-        """Queue a session the pass will build (in the order it will ask)."""
+    def add(
+        self, info: SessionInfo, record: SessionRecord | None, options: plan.PassOptions, identity: Identity, keep_text: bool
+    ) -> None:
+        """Queue a session the pass will build (in the order it will ask); `keep_text`: the
+        pass writes its transcript to a file (the text comes back)."""
+        if self._broken:
+            return
         self._order.append(info.id)
         self._queued.add(info.id)
-        self._waiting.append(_Job(info, record, options, identity))
+        self._waiting.append(_Job(info, record, options, identity, keep_text))
         self._fill(BATCH)
 
     def _fill(self, least: int) -> None:
@@ -160,6 +184,7 @@ class Prefetch:
 
     def _give_up(self, exc: BaseException) -> None:
         """No more work for the pool: the pass builds every session itself from here on."""
+        self._broken = True
         if self._queued:
             from daemon.logs import get_logger  # here: a worker imports this module, and needs no logging
 

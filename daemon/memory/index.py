@@ -23,7 +23,15 @@ from daemon.diskfull import immediate_transaction, raise_if_disk_full
 from daemon.files import ensure_dir
 from daemon.memory import tokenize
 from daemon.memory.frontmatter import MemoryFileError
-from daemon.memory.index_rows import PREVIEW_CHARS, index_rows, preview_of, signature_text, trusted, upsert_rows
+from daemon.memory.index_rows import (
+    PREVIEW_CHARS,
+    PreparedText,
+    index_rows,
+    preview_of,
+    signature_text,
+    trusted,
+    upsert_rows,
+)
 from daemon.memory.index_schema import SCHEMA, SCHEMA_VERSION
 from daemon.memory.queries import IndexQueries
 from daemon.memory.roots import MemoryRoot, classify_path, resolve_in_root
@@ -347,17 +355,26 @@ class SearchIndex(IndexQueries):
         return _Batch([doc[0] for doc, _ in rows] + removed, root_tables)
 
     def put_many(
-        self, root: MemoryRoot, written: Sequence[tuple[Memory, os.stat_result]], scrubbed: bool = False
+        self,
+        root: MemoryRoot,
+        written: Sequence[tuple[Memory, os.stat_result]],
+        scrubbed: bool = False,
+        prepared: Sequence[PreparedText | None] = (),
     ) -> SyncReport:
         """Index memories of `root` their writer has just written and parsed (a capture pass's
         notes), in one transaction: no second read, no second parse of the files.
 
-        `scrubbed`: the writer built them from scrubbed text only (no second pass)."""
+        `scrubbed`: the writer built them from scrubbed text only (no second pass);
+        `prepared`: per memory, its doc_text row made ahead (or None)."""
         now_ns = time.time_ns()
         root_tables = False
+        ahead = list(prepared) or [None] * len(written)
         for start in range(0, len(written), BATCH):
             some = written[start : start + BATCH]
-            rows = [index_rows(memory, trusted(signature_text(st), st.st_mtime_ns, now_ns), scrubbed) for memory, st in some]
+            rows = [
+                index_rows(memory, trusted(signature_text(st), st.st_mtime_ns, now_ns), scrubbed, made)
+                for (memory, st), made in zip(some, ahead[start : start + BATCH])
+            ]
             with self._write() as db:
                 if not self.knows(root):
                     self._register(db, root)

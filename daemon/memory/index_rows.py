@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from daemon.memory import tokenize
 from daemon.memory.index_schema import DOC_COLUMNS, TEXT_COLUMNS
@@ -42,11 +43,39 @@ def preview_of(body: str) -> str:
     return body if len(body) <= PREVIEW_CHARS else body[:PREVIEW_CHARS].rstrip() + "…"
 
 
-def index_rows(memory: Memory, signature: str, scrubbed: bool = False) -> tuple[tuple, tuple]:
+def text_row(title: str, description: str, tags: Sequence[str], kind: str, body: str) -> tuple:
+    """The doc_text row of a memory's (scrubbed) fields: its preview and token streams."""
+    return (
+        preview_of(body),
+        tokenize.token_stream(title),
+        tokenize.token_stream(description),
+        tokenize.token_stream(" ".join((*tags, kind))),
+        tokenize.token_stream(body),
+    )
+
+
+@dataclass(frozen=True)
+class PreparedText:
+    """A doc_text row made ahead (in a capture worker) from the fields it names: used for
+    a memory whose fields are exactly these, made again for any other."""
+
+    fields: tuple[str, str, tuple[str, ...], str, str]  # title, description, tags, kind, body
+    row: tuple
+
+    @classmethod
+    def of(cls, title: str, description: str, tags: Sequence[str], kind: str, body: str) -> PreparedText:
+        fields = (title, description, tuple(tags), kind, body)
+        return cls(fields, text_row(*fields))
+
+
+def index_rows(
+    memory: Memory, signature: str, scrubbed: bool = False, prepared: PreparedText | None = None
+) -> tuple[tuple, tuple]:
     """Return the doc row and the doc_text row of a memory, secrets redacted: a key
     pasted into a hand-written memory must not be copied into the index too.
 
     `scrubbed`: its writer built every field from scrubbed text (a capture note): no second pass.
+    `prepared`: its doc_text row made ahead, taken when made from the same fields.
     """
     expires = memory.expires
     if scrubbed:
@@ -79,13 +108,8 @@ def index_rows(memory: Memory, signature: str, scrubbed: bool = False) -> tuple[
         signature,
         memory.project,
     )
-    text = (
-        preview_of(body),
-        tokenize.token_stream(title),
-        tokenize.token_stream(description),
-        tokenize.token_stream(" ".join((*tags, memory.kind))),
-        tokenize.token_stream(body),
-    )
+    fields = (title, description, tags, memory.kind, body)
+    text = prepared.row if prepared is not None and prepared.fields == fields else text_row(*fields)
     return doc, text
 
 

@@ -177,7 +177,7 @@ def test_a_title_that_leans_on_what_came_before_gets_its_subject():
 
 
 def test_long_statements_are_cut_at_a_word_never_inside_one():
-    from daemon.capture.lessons import _title
+    from daemon.capture.statements import _title
     from daemon.memory.checks import DESCRIPTION_CHARS, derive_description
 
     words = "Keep maxsize=100 for the LRU cache because the comparison of the two settings showed memory growth " * 3

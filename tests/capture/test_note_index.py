@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from daemon.capture.distill.base import Distilled
-from daemon.capture.notes import note_document
+from daemon.capture.notes import note_document, note_filename, render
+from daemon.capture.statements import statements
+from daemon.memory.index_rows import index_rows
 from daemon.memory.roots import MemoryRoot
 from daemon.memory.tree import content_hash, memory_from_bytes, memory_from_document
 from daemon.opencode.source import SessionInfo
@@ -66,3 +68,23 @@ def test_the_rendered_document_is_what_a_parse_of_the_note_gives(tmp_path: Path,
     taken, warnings = memory_from_document(document, path, root, content_hash(data), st.st_mtime)
     assert taken == parsed
     assert warnings == parse_warnings == []
+
+
+@pytest.mark.parametrize(("title", "summary", "body"), _cases())
+def test_a_workers_rendered_note_gives_the_rows_the_pass_would_make(tmp_path: Path, title: str, summary: str, body: str):
+    """What a worker makes ahead (text, file name, statements, index row) is what the pass
+    makes from the same answer, and the index takes its row (the fields match)."""
+    root = MemoryRoot(tmp_path / "memory", "global")
+    path = root.path / "sessions" / "note.md"
+    info = SessionInfo("ses_" + "x" * 8, title, "/nowhere/project: x", "prj", None, 1_700_000_000_000, 1_700_000_360_000)
+    distilled = Distilled(False, f"{body}\n\nLesson: keep the {title} cache warm before a deploy", summary)
+    made = render(info, distilled, extract_memories=True)
+    text, document = note_document(info, distilled, info.time_updated)
+    assert (made.text, made.document, made.filename) == (text, document, note_filename(info))
+    assert list(made.stated) == statements(text) and made.stated
+    memory, _ = memory_from_document(document, path, root, content_hash(text.encode()), 0.0)
+    assert made.index_text.fields == (memory.title, memory.description, tuple(memory.tags), memory.kind, memory.body)
+    fresh = index_rows(memory, "", scrubbed=True)
+    ahead = index_rows(memory, "", scrubbed=True, prepared=made.index_text)
+    assert ahead == fresh and ahead[1] is made.index_text.row
+    assert render(info, distilled, extract_memories=False).stated is None
