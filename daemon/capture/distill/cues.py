@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from daemon.capture.distill.memo import per_session
+from daemon.capture.distill.prefilter import Prefiltered, prefiltered
 
 # Kinds, in the order a sentence is tested when it has no label.
 FINDING, LESSON, GOTCHA, DECISION, FIX, FOLLOWUP = "finding", "lesson", "gotcha", "decision", "fix", "followup"
@@ -65,7 +66,7 @@ _STRONG: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     LESSON: (("lesson", "learned"), ("教训", "教訓", "교훈")),
 }
 
-_LABEL_RE = re.compile(
+_LABEL_RE = prefiltered(
     r"^\W{0,4}(?P<label>" + "|".join(f"(?P<{k}>{'|'.join(v)})" for k, v in _LABELS.items()) + r")\W{0,2}\s*[:：]\s*",
     re.IGNORECASE,
 )
@@ -89,9 +90,10 @@ def may_hold_memory_label(text: str) -> bool:
     return bool(_MEMORY_LABEL_WORD.search(_NOT_IN_A_WORD.sub("", _HEADING.sub("", text))))
 
 
-def _cue_regex(latin: tuple[str, ...], cjk: tuple[str, ...]) -> re.Pattern[str]:
-    words = r"\b(?:" + "|".join(w.replace(" ", r"\s+") for w in latin) + r")\b"
-    return re.compile(words + "|" + "|".join(map(re.escape, cjk)), re.IGNORECASE)
+def _cue_regex(latin: tuple[str, ...], cjk: tuple[str, ...]) -> Prefiltered:
+    # `\bw1\b|\bw2\b` matches as `\b(?:w1|w2)\b` does, and each word is an alternative a prefilter can pick.
+    words = [rf"\b{w}\b".replace(" ", r"\s+") for w in latin]
+    return prefiltered("|".join(words + list(map(re.escape, cjk))), re.IGNORECASE)
 
 
 _CUE_RE = {kind: _cue_regex(*pair) for kind, pair in _CUES.items()}
@@ -112,7 +114,7 @@ def label_of(sentence: str) -> tuple[str, str] | None:
 
 @per_session
 def has_cue(sentence: str, kind: str) -> bool:
-    return bool(_CUE_RE[kind].search(sentence))
+    return _CUE_RE[kind].found(sentence)
 
 
 # "always" / "never" make a rule only as one ("never call X", "we always…", "…; never hard-code it"),
@@ -128,7 +130,7 @@ def _is_decision(sentence: str) -> bool:
     if not _BARE_ALWAYS.fullmatch(found.group(0)):
         return True
     others = _CUE_RE[DECISION].sub(lambda m: "" if _BARE_ALWAYS.fullmatch(m.group(0)) else m.group(0), sentence)
-    return bool(_CUE_RE[DECISION].search(others) or _RULE_ALWAYS.search(sentence))
+    return _CUE_RE[DECISION].found(others) or bool(_RULE_ALWAYS.search(sentence))
 
 
 @per_session
@@ -138,7 +140,7 @@ def kind_of(sentence: str) -> str | None:
     if labelled:
         return labelled[0]
     return next(
-        (kind for kind in CLASSIFY_ORDER if (_is_decision(sentence) if kind == DECISION else _CUE_RE[kind].search(sentence))),
+        (kind for kind in CLASSIFY_ORDER if (_is_decision(sentence) if kind == DECISION else _CUE_RE[kind].found(sentence))),
         None,
     )
 
@@ -146,7 +148,7 @@ def kind_of(sentence: str) -> str | None:
 @per_session
 def strong_kind(sentence: str) -> str | None:
     """The kind of a sentence whose wording leaves no doubt (a decision, a root cause), or None."""
-    return next((kind for kind, regex in _STRONG_RE.items() if regex.search(sentence)), None)
+    return next((kind for kind, regex in _STRONG_RE.items() if regex.found(sentence)), None)
 
 
 # --- decisive findings and plans ------------------------------------------------------
@@ -170,45 +172,45 @@ _HEDGE_RE = _cue_regex(
     ("可能", "也许", "大概", "猜", "我觉得", "だと考え", "と思い", "かもしれ", "おそらく", "たぶん", "아마", "같습니다", "추측"),
 )
 # Guesses the hedge table's whole words miss: "应该是…" (should be = probably), "…だと思います".
-_GUESS_RE = re.compile(r"应该是|估计|怀疑|と思います|と思われ|ようです|みたいです|것 같|듯합니다|것으로 보입니다")
+_GUESS_RE = prefiltered(r"应该是|估计|怀疑|と思います|と思われ|ようです|みたいです|것 같|듯합니다|것으로 보입니다")
 # Narration of what the agent is about to do, at a sentence's start: not a result.
-NARRATION = re.compile(
+NARRATION = prefiltered(
     r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
 )
 # A plan anywhere in a sentence ("…so I'll fix the hook", "should fix the apply"): never a fix.
-_INTENT_RE = re.compile(
+_INTENT_RE = prefiltered(
     r"(?i)\b(?:i'll|i will|i'm going to|i am going to|let me|we need to|i need to|next i|plan to|going to try|will try)\b"
     r"|我会|我来|让我|我先|打算|准备|接下来|将会|してみます|しましょう|するつもり|予定です|にします。?$|します。?$"
     r"|하겠습니다|할게요|해 보겠|할 예정|하려고"
 )
 # An expectation ("should go through now") is not a fix either, though it may be a claim that fails.
-_SHOULD_RE = re.compile(r"(?i)\b(?:should|ought to)\b|应该|べき|はずです|해야 합")
+_SHOULD_RE = prefiltered(r"(?i)\b(?:should|ought to)\b|应该|べき|はずです|해야 합")
 
 
 def names_cause(sentence: str) -> bool:
     """Wording of a finding, settled or only guessed ("the cause is probably X")."""
-    return bool(_DECISIVE_RE.search(sentence))
+    return _DECISIVE_RE.found(sentence)
 
 
 @per_session
 def is_decisive(sentence: str) -> bool:
     """A finding stated as settled ("found it", "X is the culprit", "原因是", "判明", "원인은"), not hedged."""
-    return bool(_DECISIVE_RE.search(sentence)) and not _HEDGE_RE.search(sentence)
+    return _DECISIVE_RE.found(sentence) and not _HEDGE_RE.found(sentence)
 
 
 @per_session
 def is_hedged(sentence: str) -> bool:
     """A statement made as a guess ("I think…", "probably", "应该是", "だと思います", "아마")."""
-    return bool(_HEDGE_RE.search(sentence) or _GUESS_RE.search(sentence))
+    return _HEDGE_RE.found(sentence) or _GUESS_RE.found(sentence)
 
 
 @per_session
 def is_intent(sentence: str) -> bool:
     """What the agent is about to do ("Let me…", "…so I'll fix the hook", "修正します"), not what it did."""
-    return bool(NARRATION.match(sentence) or _INTENT_RE.search(sentence))
+    return bool(NARRATION.match(sentence)) or _INTENT_RE.found(sentence)
 
 
 @per_session
 def is_plan(sentence: str) -> bool:
     """An intent or an expectation ("should fix the apply"): never a fix that worked."""
-    return is_intent(sentence) or bool(_SHOULD_RE.search(sentence))
+    return is_intent(sentence) or _SHOULD_RE.found(sentence)

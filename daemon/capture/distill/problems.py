@@ -13,19 +13,22 @@ import re
 
 from daemon.capture.distill.base import Entry
 from daemon.capture.distill.memo import per_entry
+from daemon.capture.distill.prefilter import any_word, fold, prefiltered
 from daemon.capture.distill.touched import reads_only
 
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
-_STRONG = re.compile(
+_STRONG = prefiltered(
     r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
     r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory|\bpanicked at\b"
     r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
 )
-_WEAK = re.compile(
+_WEAK = prefiltered(
     r"(?i)(?<!\d )\bfailed\b|(?-i:\bFAILED\b)|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
     r"|\bexceeded\b|\bcould not\b|\bcannot\b"
     r"|\bunable to\b|\bunauthorized\b|\bforbidden\b|失败|失敗|실패"
 )
+# Every line that reports an error holds one of these words (folded), and most output holds none.
+_ERROR_WORDS = any_word(_STRONG, _WEAK)
 # Lines that look like errors and are not: a tally, a "0 errors" summary, a warning, a traceback's frame.
 _NOT_AN_ERROR = re.compile(
     r"(?i)^(?:traceback \(most recent call last\)|file \".*\", line \d+|warning:|-- )|\b(?:0|no) (?:errors?|failures?)\b"
@@ -55,17 +58,23 @@ def first_error_line(output: str) -> str:
     A wrapper's line ("linking with `cc` failed", "npm ERR! code ERESOLVE", "make: *** Error 2") gives way to
     the first error after it that says what went wrong.
     """
+    folded = fold(output)
+    if not _ERROR_WORDS(folded):
+        return ""
     weak = wrapper = ""
-    for raw in output.splitlines():
+    # Folding keeps every character in its place, so the folded lines are the lines.
+    for raw, folded_line in zip(output.splitlines(), folded.splitlines()):
+        if not _ERROR_WORDS(folded_line):
+            continue
         line = _clean(raw).rstrip(":")
         if len(line) < 4 or _NOT_AN_ERROR.search(line):
             continue
-        if _STRONG.search(line):
+        if _STRONG.found(line):
             if not _WRAPPER.search(line):
                 # A short wrapper carries a code worth keeping ("npm error code E401"): both, in order.
                 return f"{wrapper} — {line}" if wrapper and len(wrapper) < 30 else line
             wrapper = wrapper or line
-        elif not weak and _WEAK.search(line):
+        elif not weak and _WEAK.found(line):
             weak = line
     return wrapper or weak
 

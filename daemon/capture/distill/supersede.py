@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import Entry
 from daemon.capture.distill.memo import per_session
+from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
@@ -31,7 +32,7 @@ _REPORTED = {"en": "the user reported it still broken (next request)", "zh": "�
 FIXES, ALL = "fixes", "all"
 FINDING, ACTION, OBSERVATION = "finding", "action", "observation"
 # A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
-_ACTION = re.compile(
+_ACTION = prefiltered(
     r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|ran|wrote|built|split|rewrote|bumped|pinned|raised|lowered|switched|"
     r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
     r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
@@ -44,7 +45,7 @@ _FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|erro
             r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|grow\w*|climb\w*|red|flaky|wrong|the same|there|not|never|no|"
             r"doesn't|does not|isn't|is not|won't|can't|cannot|getting|seeing|returns?|returning|throws|raises|shows|showing"
             r"|gives|\d{3}")
-_PERSISTS = re.compile(
+_PERSISTS = prefiltered(
     r"(?i)\bstill\s+(?:\S+\s+){0,3}?(?:" + _FAILURE + r")\b"
     r"|\b(?:didn't|did not|doesn't|does not|don't|won't|wouldn't|never) (?:really |actually |fully )?(?:help|work|fix|solve|"
     r"resolve|change anything|make (?:a|any) difference|take effect|stick)\w*|\b(?:error|problem|issue|failure|bug) persists\b"
@@ -77,7 +78,7 @@ _PERSISTS = re.compile(
     r"|다시 (?:발생|나타|실패)|그대로(?:입니다|예요|네요|남아)"
     r"|통하지 않"
 )
-_WRONG = re.compile(
+_WRONG = prefiltered(
     r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug|leak|source))\b"
     r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
     r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
@@ -93,12 +94,12 @@ _WRONG = re.compile(
     r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|잘못 판단|오판|착각|원인은 아직"
 )
 # A finding that names the real cause corrects the causes claimed before it ("the real cause is X").
-_CORRECTS = re.compile(
+_CORRECTS = prefiltered(
     r"(?i)\bthe (?:real|actual|true) (?:root )?(?:cause|problem|issue|culprit)\b|\bactually caused by\b"
     r"|真正的原因|真正的问题|本当の原因|真の原因|真因|진짜 원인|실제 원인"
 )
 # "Still red, but now it is clippy that fails": a new problem; the earlier fix held for its own.
-_MOVED_ON = re.compile(
+_MOVED_ON = prefiltered(
     r"(?i)\bbut now\b|\bnow it(?:'s| is)\b|\bthis time\b|\b(?:a |another )?(?:different|new) (?:error|failure|problem)\b"
     r"|但(?:是)?现在|这次是|现在是|换成了另一个|今度は|別の(?:エラー|問題)|이번에는|이번엔|이제는|다른 (?:오류|에러|문제)"
 )
@@ -107,16 +108,16 @@ _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 
 
 # From the user, in a later request, "still" is the problem persisting ("it still runs twice", 还是执行了两遍).
-_USER_STILL = re.compile(r"(?i)\bstill\b|^(?:还是|仍然|依然|依旧)|まだ|相変わらず|やっぱり|여전히|아직도|그래도")
+_USER_STILL = prefiltered(r"(?i)\bstill\b|^(?:还是|仍然|依然|依旧)|まだ|相変わらず|やっぱり|여전히|아직도|그래도")
 
 
 @per_session
 def user_retraction_scope(sentence: str) -> str | None:
     """retraction_scope for a user's follow-up request, where any "still" reports the fix broken."""
     scope = retraction_scope(sentence)
-    if scope or _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")) or _MOVED_ON.search(sentence):
+    if scope or _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")) or _MOVED_ON.found(sentence):
         return scope
-    return FIXES if _USER_STILL.search(sentence) else None
+    return FIXES if _USER_STILL.found(sentence) else None
 
 
 @per_session
@@ -124,9 +125,9 @@ def retraction_scope(sentence: str) -> str | None:
     """ALL when the sentence takes back a diagnosis, FIXES when it says the problem persists, else None."""
     if _CONDITIONAL.search(sentence) or sentence.endswith(("?", "？")):
         return None
-    if _WRONG.search(sentence):
+    if _WRONG.found(sentence):
         return ALL
-    return FIXES if _PERSISTS.search(sentence) and not _MOVED_ON.search(sentence) else None
+    return FIXES if _PERSISTS.found(sentence) and not _MOVED_ON.found(sentence) else None
 
 
 def states_finding(sentence: str) -> bool:
@@ -251,7 +252,7 @@ def _claim_kind(sentence: str) -> str:
     # A guess is a cause claimed, however it is worded ("I bet the off-by-one is in merge_runs").
     if cues.kind_of(sentence) == cues.FINDING or cues.is_decisive(sentence) or cues.is_hedged(sentence):
         return FINDING
-    if cues.has_cue(sentence, cues.FIX) or _ACTION.search(sentence):
+    if cues.has_cue(sentence, cues.FIX) or _ACTION.found(sentence):
         return ACTION
     return OBSERVATION
 
@@ -271,7 +272,7 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.retract(number, sentence, scope, following, by_user=False)
         elif is_claim(sentence):
             kind = _claim_kind(sentence)
-            if kind == FINDING and _CORRECTS.search(sentence):
+            if kind == FINDING and _CORRECTS.found(sentence):
                 reader.correct(number, sentence)
             reader.claim(_Claim(number, sentence, kind, reader.at))
 
