@@ -25,7 +25,9 @@ shares the prompt's *content* words, not its filler. The steps:
    not broad) or a strong one (a deciding word in its title, description or tags that is
    not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
    object of every project, an action: `stopwords.BROAD`; a broad title word suffices
-   only when it is all the prompt says); when the prompt pastes output (a fenced block, stack frames, a
+   only when it is all the prompt says; an action in the body alone is a word in
+   passing; a memory holding one word of the prompt is not about it when another
+   candidate names a weightier one in its title, description or tags); when the prompt pastes output (a fenced block, stack frames, a
    shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
    the user wrote too, if a memory holds one (the paste confirms, it picks nothing alone); it must cover a share of the prompt's content (the weight of its
    four weightiest words: words no memory holds count too, at half the rarest word's
@@ -58,7 +60,7 @@ from daemon.memory import stopwords, tokenize
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
     STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, word_forms, word_groups,
 )
-from daemon.memory.stopwords import is_broad, is_stop  # noqa: F401
+from daemon.memory.stopwords import is_action, is_broad, is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
@@ -148,9 +150,10 @@ class _Prompt:
     unheld: frozenset[str] = frozenset()  # compounds no memory holds (their parts match half)
     said: frozenset[int] = frozenset()  # units of the prompt's own words some memory holds, when it pastes output
     # Per unit that some memory can hold: (its share, [(" form " probes, weight, decides,
-    # an identifier that decides, broad: `stopwords.BROAD`)]): only forms the index holds
-    # can be in a memory.
-    probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool, bool], ...]], ...] = ()
+    # an identifier that decides, broad: `stopwords.is_broad`, an action)]): only forms the
+    # index holds can be in a memory.
+    probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool, bool, bool], ...]], ...] = ()
+    unit_weight: tuple[float, ...] = ()  # per unit of `probes`: its weightiest word's
 
 
 def _prompt(
@@ -172,7 +175,8 @@ def _prompt(
     # be about something else, but not as much as a word held says what it is about (a
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
     # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
-    weight = {t: _idf(total, held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
+    # A held word weighs as rare as it is itself (a glossary's other words may be commoner).
+    weight = {t: _idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
     # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
     counted = {t for t in terms if held[t] or t.startswith(STARTS) or not (_CJK.match(t) or _COMPOUND.search(t))}
     units = _units(terms, groups)
@@ -189,7 +193,7 @@ def _prompt(
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)), is_broad(t))
+            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)), is_broad(t), is_action(t))
             for t in unit
             if held[t]
         )  # fmt: skip
@@ -198,7 +202,8 @@ def _prompt(
                 own.add(len(probes))
             probes.append((share, members))
     whole = sum(unit_weights[:COVER_TERMS]) or 1.0
-    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes))
+    heaviest = tuple(max(m[1] for m in members) for _, members in probes)
+    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest)
 
 
 def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]]:
@@ -235,21 +240,24 @@ class _Evidence(NamedTuple):
     strong: bool  # strong evidence of a word that is not broad
     broad: bool  # a broad deciding word in the title, description or tags
     decides: bool  # a deciding word anywhere
-    specific: bool  # a word that is not broad (`stopwords.BROAD`) anywhere
+    specific: bool  # a word that is not broad anywhere
+    evidence: int  # units held, but an action in the body only (a word in passing)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     """What the memory with these token streams holds of the prompt. Strong evidence: a
     deciding word in the title, description or tags (a broad one, a tool or an action,
     is none), or a deciding identifier (DEPLOY_ENV, r.Context, src/app.py) anywhere: no
-    word in passing."""
+    word in passing; an action in the body alone is a word in passing."""
     score = covered = 0.0
     matched: set[int] = set()
     titled: set[int] = set()
+    counted = 0  # units held by more than an action in passing
     strong = broad_head = decides = specific = False
     for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
-        for probes, weight, decisive, identifier, broad in members:
+        real = False
+        for probes, weight, decisive, identifier, broad, action in members:
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or (decisive and not broad)
@@ -261,15 +269,19 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
                 strong = strong or identifier
                 if identifier and share == 1.0:
                     titled.add(number)
+                if action:
+                    continue
             else:
                 continue
+            real = True
             decides = decides or decisive
             specific = specific or not broad
         if best:
             score += share * max(top, BODY_ONLY * best)
             covered += share * best
             matched.add(number)
-    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific)
+            counted += real
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted)
 
 
 def score_candidates(
@@ -288,12 +300,15 @@ def score_candidates(
     `common`: the forms common in the session's scope, `said`: the terms of the prompt's
     own words when it pastes output (`prose_terms`)."""
     prompt = _prompt(terms, total, df, groups, forms, common, said)
+    found_all = [(hit, _evidence(prompt, "".join(streams[:3]), streams[3])) for hit in hits if (streams := fields.get(str(hit.memory.path)))]
+    # The weightiest unit some memory names in its title, description or tags: a memory
+    # holding one lesser word of the prompt is not about it (tmux copy mode is not the
+    # sqlx offline mode, when a tmux memory is there).
+    named = max((prompt.unit_weight[u] for _, found in found_all for u in found.titled), default=0.0)
     scored = []
-    for hit in hits:
-        streams = fields.get(str(hit.memory.path))
-        if streams is None:
+    for hit, found in found_all:
+        if len(found.matched) == 1 and prompt.unit_weight[min(found.matched)] < named * (1 - 1e-9):
             continue
-        found = _evidence(prompt, "".join(streams[:3]), streams[3])
         if _about(prompt, found):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
             coverage = min(1.0, found.covered / prompt.whole)
@@ -314,7 +329,9 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
         return False
     if prompt.said and not matched & prompt.said:
         return False
-    if found.strong or (len(matched) >= 2 and found.specific):
+    # two words, one not broad; an action in the body only is a word in passing (run the
+    # unit tests is not about a note that ran the tests)
+    if found.strong or (found.evidence >= 2 and found.specific):
         return True
     return found.broad and found.covered >= prompt.whole * (1 - 1e-9)
 

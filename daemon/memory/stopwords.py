@@ -3,7 +3,7 @@
 The `stop-words` package's lists (English, Chinese, Japanese, Korean) and the English
 inflections of their words (moved, going), a few words of chat about memory itself, and
 the words of every bug report (fix, fails, error, 失败, エラー, 실패); and broad words,
-which decide only beside a word that is not broad (`BROAD`). A CJK bigram is filler when
+which decide only beside a word that is not broad (`BROAD`, `ACTIONS`). A CJK bigram is filler when
 it is a stop word, when both its characters are one-character stop words (的是, 我们),
 when it holds a Chinese function character, or when it is all hiragana (grammar: します).
 Pure; the lists are read once.
@@ -54,9 +54,13 @@ BROAD = frozenset(
     "linux macos windows ubuntu debian aws gcp azure airflow pandas numpy spark kafka redis postgres "
     "postgresql mysql sqlite mongodb nginx cargo tokio gradle maven android ios xcode webpack vite jest "
     "pytest playwright cypress tailwind stripe retrofit firebase "
-    "pod pods dag dags image images container containers cluster namespace repo repository app "
+    "pod pods dag dags image images container containers cluster namespace repo repository app".split()
+)
+# Actions done to anything: broad, and in a memory's body one is a word in passing, not one
+# of the two words that make evidence (run the unit tests is not about a note that ran them).
+ACTIONS = frozenset(
     "upgrade upgrades upgraded upgrading bump bumped bumping install installed installing run runs running "
-    "rerun start started starting stop stopped restart update updated updating rename refactor".split()
+    "rerun start started starting stop stopped restart update updated updating rename refactor set setup".split()
 )
 _HIRAGANA = re.compile("[\u3040-\u309f]")
 # Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
@@ -106,8 +110,13 @@ def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
 
 def is_broad(term: str) -> bool:
     """True when a word alone names no topic: a tool, platform or language, an object of
-    every project, an action done to anything (`BROAD`)."""
-    return term in BROAD
+    every project (`BROAD`), an action done to anything (`ACTIONS`)."""
+    return term in BROAD or term in ACTIONS
+
+
+def is_action(term: str) -> bool:
+    """True when a word is an action done to anything (`ACTIONS`): upgrade, install, run."""
+    return term in ACTIONS
 
 
 def is_stop(token: str) -> bool:

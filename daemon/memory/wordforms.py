@@ -104,7 +104,7 @@ connection connect 接続 连接 연결
 upgrade bump アップグレード 升级 업그레이드
 version バージョン 版本 버전
 secret シークレット 密钥 시크릿
-signature sign signing 署名 签名 서명
+signature 署名 签名 서명
 webhook ウェブフック 웹훅
 payment 決済 支付 결제
 invoice 請求書 发票 청구서 인보이스

@@ -74,3 +74,29 @@ def test_the_words_the_user_wrote_after_a_long_paste_are_read(index: SearchIndex
         frames = "\n".join(f"main.frame{n}(0xc000{n:04x}, 0x{n:x})\n\t/src/internal/part{n}/file{n}.go:{n} +0x2f" for n in range(count))
         prompt = f"the old pods crash mid-rollout:\n```\npanic: column does not exist\n{frames}\n```\nthe job runs the migration and the deploy together"
         assert shown(index, roots, prompt) == ("mig",)
+
+
+def test_an_action_in_a_body_is_a_word_in_passing(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    _put(project_root, "flaky", "session", "Fix flaky checkout e2e spec",
+         "Outcome: the Playwright checkout test failed one run in five; it now waits for the confirmation.")  # fmt: skip
+    _put(project_root, "pool", "lesson", "Backfills exhaust the connection pool", "Set max_active=1 for the daily_sales job.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "run the unit tests") == ()
+    assert shown(index, roots, "who set up the alert for the daily_sales rows?") == ("pool",)  # the identifier, not "set"
+    assert shown(index, roots, "who set up the sales alert?") == ()
+    assert shown(index, roots, "the playwright checkout spec is flaky") == ("flaky",)
+
+
+def test_one_lesser_word_is_not_enough_when_another_memory_names_a_weightier_one(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    _put(project_root, "sqlx", "gotcha", "sqlx offline mode needs the query cache regenerated", "Run cargo sqlx prepare after a migration.")
+    _put(project_root, "ssh", "gotcha", "SSH agent forwarding breaks inside tmux after reattaching", "SSH_AUTH_SOCK points at a dead socket.")
+    _put(project_root, "dark", "fact", "Dark mode", "The mode is kept per user.")  # mode is commoner than tmux
+    for n in range(40):
+        _put(project_root, f"f{n}", "fact", f"Nightly report {n}", f"Report {n} is mailed at night.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "tmux copy mode") == ()
+    assert shown(index, roots, "sqlx offline mode again") == ("sqlx",)
