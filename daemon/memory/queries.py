@@ -177,11 +177,15 @@ class IndexQueries(SearchQueries):
         projects = [r.key for r in roots if r.scope == "project"]
         if projects:
             # Project wins: a global memory with the same category and title as one in
-            # the caller's project is hidden (global hard rules stay, where asked).
+            # the caller's project is hidden (global hard rules stay, where asked). Only a
+            # pair in `twin` (held by more than one root) can be: asked first, a probe of
+            # a small table instead of the store's title index for each global row.
             pmarks = ", ".join("?" * len(projects))
             hard = " AND d.hard_rule = 0" if keep_global_hard_rules else ""
             where += (
-                f" AND NOT (d.scope = 'global'{hard} AND EXISTS (SELECT 1 FROM doc p WHERE p.root IN ({pmarks})"
+                f" AND NOT (d.scope = 'global'{hard}"
+                " AND EXISTS (SELECT 1 FROM twin t WHERE t.category = d.category AND t.title_key = d.title_key)"
+                f" AND EXISTS (SELECT 1 FROM doc p WHERE p.root IN ({pmarks})"
                 " AND p.category = d.category AND p.title_key = d.title_key"
                 " AND (p.expires_ts IS NULL OR p.expires_ts > ?)))"
             )

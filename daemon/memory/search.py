@@ -39,6 +39,7 @@ POSTINGS_BUDGET = 2000  # postings BM25 weighs at most (beyond the rarest word's
 RANK_CAP = 400  # matches ranked at most: the most recently indexed ones
 PREFIX_EXPANSIONS = 16  # words one prefix stands for, at most (the commonest first)
 PREFIX_TERMS = 8  # query words a prefix retry expands, at most
+TERMS_KEPT = 50_000  # term counts kept between prompts, at most
 _SCAN_TERMS = 4000  # vocabulary entries read per prefix, at most
 _LAST = "\U0010ffff"
 
@@ -79,11 +80,30 @@ class SearchQueries:
     _db: sqlite3.Connection
 
     def doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many memories hold each term (absent terms: none), from the term table."""
+        """How many memories hold each term (absent terms: none), from the term table, in
+        the terms' order (as SQLite returns them). Kept until the index changes: a
+        prompt's words and their forms (~50 lookups) recur from session to session."""
         if not terms:
             return {}
-        marks = ", ".join("?" * len(terms))
-        return dict(self._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", list(terms)))
+        known = self._term_counts()
+        asked = sorted(set(terms))
+        missing = [t for t in asked if t not in known]
+        if missing:
+            if len(known) + len(missing) > TERMS_KEPT:
+                known.clear()
+            marks = ", ".join("?" * len(missing))
+            found = dict(self._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", missing))
+            known.update((term, found.get(term)) for term in missing)
+        return {t: docs for t in asked if (docs := known[t]) is not None}
+
+    def _term_counts(self) -> dict[str, int | None]:
+        """term → docs (None: absent) while the index stays as it is (any write, by this
+        connection or another, moves `total_changes` or `data_version`)."""
+        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+        kept = self.__dict__.get("_terms_kept")
+        if kept is None or kept[0] != version:
+            kept = self.__dict__["_terms_kept"] = (version, {})
+        return kept[1]
 
     def search(
         self,
@@ -179,28 +199,38 @@ class SearchQueries:
         # negative (lower is better), so boosting multiplies it by a factor above 1.
         pool = max(limit * 3, 30)
         # CROSS JOIN keeps FTS5 the outer loop, walking its postings newest first and
-        # stopping after RANK_CAP visible ones; only the pool's rows are read in full.
+        # stopping after RANK_CAP visible ones. The pool is ranked from what that walk
+        # read already; only the `limit` winners' rows are read in full (see `_hits`).
         rows = self._db.execute(
-            f"WITH best AS (SELECT * FROM (SELECT doc_fts.rowid AS rowid, bm25(doc_fts, {weights}) AS score, "
-            f"d.sort_ts AS sort_ts FROM doc_fts CROSS JOIN doc d ON d.rowid = doc_fts.rowid "
-            f"WHERE doc_fts MATCH ? AND {where} ORDER BY doc_fts.rowid DESC LIMIT ?) ORDER BY score, sort_ts DESC LIMIT ?) "
-            f"SELECT d.rowid AS rowid, {SELECT}, best.score AS score FROM best CROSS JOIN doc d ON d.rowid = best.rowid",
+            f"SELECT * FROM (SELECT doc_fts.rowid AS rowid, bm25(doc_fts, {weights}) AS score, "
+            f"d.sort_ts AS sort_ts, d.path AS path, d.id AS id FROM doc_fts CROSS JOIN doc d ON d.rowid = doc_fts.rowid "
+            f"WHERE doc_fts MATCH ? AND {where} ORDER BY doc_fts.rowid DESC LIMIT ?) ORDER BY score, sort_ts DESC LIMIT ?",
             [expression, *params, RANK_CAP, pool],
         ).fetchall()
         ranked = []
-        for row in rows:
-            boost = 1 + HIT_BOOST * math.log1p(hits.get(row["id"], 0))
+        for rowid, raw, sort_ts, path, memory_id in rows:
+            boost = 1 + HIT_BOOST * math.log1p(hits.get(memory_id, 0))
             # Nine significant digits: float noise must not defeat the newest-first tie-break.
-            score = float(f"{row['score'] * boost:.9g}")
-            ranked.append((score, -row["sort_ts"], row["path"], row))
+            score = float(f"{raw * boost:.9g}")
+            ranked.append((score, -sort_ts, path, rowid))
         ranked.sort(key=lambda item: item[:3])
         return self._hits(ranked[:limit])
 
     def _hits(self, best: Sequence[tuple]) -> list[Hit]:
-        """(score, -sort_ts, path, row) winners → Hits, with their previews."""
+        """(score, -sort_ts, path, rowid) winners, best first → Hits, with their previews."""
+        if not best:
+            return []
         # Previews live beside the token streams; read them for the winners only.
         marks = ", ".join("?" * len(best))
-        sql = f"SELECT rowid, preview FROM doc_text WHERE rowid IN ({marks})"
-        previews = dict(self._db.execute(sql, [row["rowid"] for *_, row in best]))
+        sql = (
+            f"SELECT d.rowid AS rowid, {SELECT}, coalesce(t.preview, '') AS preview FROM doc d "
+            f"LEFT JOIN doc_text t ON t.rowid = d.rowid WHERE d.rowid IN ({marks})"
+        )
+        found = {row["rowid"]: row for row in self._db.execute(sql, [rowid for *_, rowid in best])}
         roots: dict[str, MemoryRoot] = {}
-        return [Hit(self._memory(row, roots), previews.get(row["rowid"], ""), score) for score, _, _, row in best]  # type: ignore[attr-defined]
+        # A row another connection deleted since the ranking is no hit any more.
+        return [
+            Hit(self._memory(found[rowid], roots), found[rowid]["preview"], score)  # type: ignore[attr-defined]
+            for score, _, _, rowid in best
+            if rowid in found
+        ]

@@ -150,3 +150,29 @@ def test_category_and_tag_counts_follow_every_write(global_root, index):
     assert index.tag_counts(global_root, ["runbook"]) == {"runbook": {"deploy": 1}}
     index.forget_root(global_root)
     assert index._db.execute("SELECT count(*) FROM cat_tag").fetchone()[0] == 0
+
+
+def test_kept_term_counts_follow_writes_by_this_connection_and_another(global_root, index):
+    from daemon.memory.index import SearchIndex
+
+    root = global_root.path
+    write_memory(root, "fact/a.md", "title: Zebra crossing", "zebra stripes")
+    index.sync_root(global_root)
+    asked = ["zebra", "stripes", "absent", "zebra"]
+    assert index.doc_counts(asked) == {"stripes": 1, "zebra": 1}
+    assert index.doc_counts(asked) == term_table_of(index, asked)  # kept: the same answer
+
+    write_memory(root, "fact/b.md", "title: Absent zebra", "absent")
+    index.sync_root(global_root)  # this connection writes
+    assert index.doc_counts(asked) == {"absent": 1, "stripes": 1, "zebra": 2} == term_table_of(index, asked)
+
+    with SearchIndex(index.db_path) as other:  # another process's connection writes
+        (root / "fact" / "a.md").unlink()
+        other.sync_root(global_root)
+    assert index.doc_counts(asked) == {"absent": 1, "zebra": 1} == term_table_of(index, asked)
+    assert list(index.doc_counts(["zebra", "absent"])) == ["absent", "zebra"]  # as SQLite orders them
+
+
+def term_table_of(index, terms) -> dict[str, int]:
+    marks = ", ".join("?" * len(terms))
+    return {t: d for t, d in index._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", terms)}
