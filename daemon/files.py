@@ -119,7 +119,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
+            os.fchmod(handle.fileno(), mode)  # whatever the umask took away
         os.replace(tmp, path)
     except BaseException as exc:
         # Not swallowed: the temp file is removed and the error goes on (a full disk

@@ -121,6 +121,10 @@ class SessionRecord:
 
 
 _COLUMNS = tuple(SessionRecord.__dataclass_fields__)
+_PUT_SQL = (
+    f"INSERT INTO session ({','.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))}) "
+    f"ON CONFLICT(session_id) DO UPDATE SET {','.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])}"
+)
 # A pass that did nothing refreshes `last_pass` at most this often (`memoryd status` shows it).
 PASS_MARK_MS = 60_000
 
@@ -288,14 +292,15 @@ class StateDB:
         return found
 
     def put(self, record: SessionRecord) -> None:
-        marks = ",".join("?" * len(_COLUMNS))
-        updates = ",".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+        self.put_many([record])
+
+    def put_many(self, records: Iterable[SessionRecord]) -> None:
+        """Insert or update records with one statement (a pass's batch: one executemany)."""
         with self.fence.guard():
-            self.conn.execute(
-                f"INSERT INTO session ({','.join(_COLUMNS)}) VALUES ({marks}) "
-                f"ON CONFLICT(session_id) DO UPDATE SET {updates}",
+            self.conn.executemany(
+                _PUT_SQL,
                 # Titles and errors are text from sessions and servers: scrubbed on the way in.
-                [redact(getattr(record, c)) if c in ("title", "last_error") else getattr(record, c) for c in _COLUMNS],
+                ([redact(getattr(r, c)) if c in ("title", "last_error") else getattr(r, c) for c in _COLUMNS] for r in records),
             )
 
     def rescrub(self, dry_run: bool = False) -> int:

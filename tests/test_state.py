@@ -98,3 +98,24 @@ def test_after_the_fence_closes_nothing_is_written(tmp_path):
         pass
     assert [r.session_id for r in state.records()] == ["ses_a"] and state.get_meta("hold") == "kept"
     state.close()
+
+
+def test_put_many_inserts_and_updates_a_batch_in_one_statement_titles_scrubbed(tmp_path):
+    state = StateDB(tmp_path / "state.db")
+    try:
+        state.put(SessionRecord(session_id="ses_a", title="old", status="settling"))
+        key = "sk-proj-" + "Ab3dEf9hIj2kLm5nOp8qRs1tUv4wXy7z" * 2
+        with state.transaction():
+            state.put_many(
+                [
+                    SessionRecord(session_id="ses_a", title="new", status="distilled", note_path="/n/a.md"),
+                    SessionRecord(session_id="ses_b", title=f"token {key}", status="junk"),
+                ]
+            )
+        found = state.get_many(["ses_a", "ses_b"])
+        assert (found["ses_a"].title, found["ses_a"].status, found["ses_a"].note_path) == ("new", "distilled", "/n/a.md")
+        assert found["ses_b"].status == "junk" and key not in found["ses_b"].title
+        state.put_many([])  # an empty batch is no statement at all
+        assert state.count_records() == 2
+    finally:
+        state.close()

@@ -434,8 +434,7 @@ def _commit_batch(p: _Pass) -> None:
         p.capture.memories.flush()
     sync_files(r.note_path for r in records if r.status == Status.DISTILLED)
     with p.capture.state.transaction():
-        for record in records:
-            p.capture.state.put(record)
+        p.capture.state.put_many(records)
     with p.capture.state.fence.guard():  # derived: after the records, so a crash only delays it
         p.capture.writer.index_written(p.capture.memories.config)
 
