@@ -74,10 +74,9 @@ _LABEL_RE = prefiltered(
 
 # Any memory kind's label word, with the spaces inside it left out: a text without one
 # (its whitespace and bold markers removed too) has no labelled block a memory is made of.
-_MEMORY_LABEL_WORD = re.compile(
+_MEMORY_LABEL_WORD = prefiltered(
     "|".join(w.replace(" ", "") for k in (LESSON, GOTCHA, DECISION) for w in _LABELS[k]), re.IGNORECASE
 )
-_NOT_IN_A_WORD = re.compile(r"\s+|\*\*")
 # A heading line as `blocks` drops it (no character `str.splitlines` splits at inside it).
 _HEADING = re.compile("(?m)^[ \t]*#{1,6}[ \t]+[^.。!！?？:：\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*$")
 
@@ -87,7 +86,8 @@ def may_hold_memory_label(text: str) -> bool:
     label: a quick look that spares most notes the parse. A block is the text's lines with
     markup, bold markers and line breaks taken out and headings dropped, so a label word it
     opens with stands in the text with at most whitespace or `**` inside it."""
-    return bool(_MEMORY_LABEL_WORD.search(_NOT_IN_A_WORD.sub("", _HEADING.sub("", text))))
+    # `str.split` splits at what `\s` matches; `**` pairs go first, as a left-to-right scan takes them.
+    return _MEMORY_LABEL_WORD.found("".join(_HEADING.sub("", text).replace("**", "").split()))
 
 
 def _cue_regex(latin: tuple[str, ...], cjk: tuple[str, ...]) -> Prefiltered:

@@ -4,18 +4,21 @@ Python's `re` tries every alternative of a pattern at every position of a text, 
 under IGNORECASE it cannot skip ahead on a first character, so a cue table of a hundred
 alternatives costs about a microsecond a character. Every match of such a pattern holds
 some word the pattern spells out (`still`, `didn't`, `没用`, `E` and three digits).
-`Prefiltered` reads those words from the pattern's own parse tree and runs the pattern
-only on a text that holds one of them, case folded as IGNORECASE folds, so its answers
-are the pattern's own. Words are cut at whitespace: a text still holds them after a
-caller collapses its spaces or trims its lines, so one test can speak for every line.
+`Prefiltered` reads those words from the pattern's own parse tree, finds which of them a
+text holds in one Aho-Corasick pass (case folded as IGNORECASE folds), and runs only the
+alternatives of the pattern that can match, so its answers are the pattern's own. Words
+are cut at whitespace: a text still holds them after a caller collapses its spaces or
+trims its lines, so one test can speak for every line of a text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 import re._constants as sre  # the parse tree is where a pattern's literals are
 import re._parser as sre_parse
+from collections.abc import Callable, Iterable
+
+import ahocorasick
 
 # IGNORECASE matches these to an ASCII letter that their str.lower() is not (İ lowers to
 # two characters). Every other character lowers to what IGNORECASE matches it with.
@@ -84,15 +87,38 @@ def _options(items: list) -> list[frozenset[Word]]:
     return found
 
 
-def _holds(word: Word, other: Word) -> bool:
-    return any(word[i : i + len(other)] == other for i in range(len(word) - len(other) + 1))
+def necessary_words(pattern: re.Pattern[str]) -> frozenset[Word]:
+    """Folded words, one of which every match of `pattern` holds; empty when no such set is known."""
+    return _best(_options(list(sre_parse.parse(pattern.pattern, pattern.flags)))) or frozenset()
 
 
-def necessary_words(pattern: re.Pattern[str]) -> list[str]:
-    """Regexes of folded words, one of which every match of `pattern` holds; empty when none is known."""
-    words = _best(_options(list(sre_parse.parse(pattern.pattern, pattern.flags)))) or frozenset()
-    kept = [w for w in words if not any(o != w and _holds(w, o) for o in words)]  # a word holding another is implied
-    return ["".join(a if a == _DIGIT else re.escape(a) for a in w) for w in sorted(kept, key=lambda w: (-len(w), w))]
+def _key(word: Word) -> str | Word:
+    """A literal word is found as its text; a word with a digit in it, as itself."""
+    return word if _DIGIT in word else "".join(word)
+
+
+class _Finder:
+    """Which of some words a folded text holds: the literal ones in one Aho-Corasick pass, the others by a regex each."""
+
+    def __init__(self, words: Iterable[Word]) -> None:
+        self._automaton = None
+        literal = {"".join(w) for w in words if _DIGIT not in w}
+        if literal:
+            self._automaton = ahocorasick.Automaton()
+            for text in literal:
+                self._automaton.add_word(text, text)
+            self._automaton.make_automaton()
+        self._patterned = [(w, re.compile("".join(a if a == _DIGIT else re.escape(a) for a in w)).search)
+                           for w in words if _DIGIT in w]  # fmt: skip
+
+    def held(self, folded: str) -> set[str | Word]:
+        found: set[str | Word] = {text for _, text in self._automaton.iter(folded)} if self._automaton else set()
+        return found | {w for w, search in self._patterned if search(folded)}
+
+    def any(self, folded: str) -> bool:
+        if self._automaton is not None and next(self._automaton.iter(folded), None) is not None:
+            return True
+        return any(search(folded) for _, search in self._patterned)
 
 
 def alternatives(source: str) -> list[str]:
@@ -121,6 +147,40 @@ def alternatives(source: str) -> list[str]:
 _GLOBAL_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
 
 
+class _Split:
+    """A pattern's top-level alternatives, grouped by the words that let them match: an
+    alternative holds one of its own words, so only those of the words a text holds can match it."""
+
+    def __init__(self, owners: dict[str | Word, re.Pattern[str]], words: Iterable[Word]) -> None:
+        self._owners = owners
+        self._finder = _Finder(words)
+
+    @classmethod
+    def of(cls, pattern: re.Pattern[str]) -> _Split | None:
+        """None for a pattern that is one alternative, or has one without a word: the whole pattern is tried."""
+        pieces = alternatives(_GLOBAL_FLAGS.sub("", pattern.pattern))
+        words_of = [necessary_words(re.compile(piece, pattern.flags)) for piece in pieces]
+        if len(pieces) < 2 or not all(words_of):
+            return None
+        owned: dict[str | Word, list[int]] = {}
+        for index, words in enumerate(words_of):
+            for word in words:
+                owned.setdefault(_key(word), []).append(index)
+        compiled = {key: re.compile("|".join(f"(?:{pieces[i]})" for i in key), pattern.flags)
+                    for key in {tuple(v) for v in owned.values()}}  # fmt: skip
+        return cls({k: compiled[tuple(v)] for k, v in owned.items()}, {w for ws in words_of for w in ws})
+
+    def found(self, text: str) -> bool:
+        tried = set()
+        for word in self._finder.held(fold(text)):
+            owner = self._owners[word]
+            if owner not in tried:
+                tried.add(owner)
+                if owner.search(text):
+                    return True
+        return False
+
+
 class Prefiltered:
     """`pattern` asked only of texts that hold one of its necessary words.
 
@@ -128,18 +188,17 @@ class Prefiltered:
     matches at all, trying only the top-level alternatives whose words the text holds.
     """
 
-    __slots__ = ("pattern", "words", "_gate", "_split")
+    __slots__ = ("pattern", "words", "_finder", "_split")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern = pattern
         self.words = necessary_words(pattern)
-        # One alternation of plain, case-sensitive words: `re` skips ahead on their first characters.
-        self._gate = re.compile("|".join(self.words)).search if self.words else None
+        self._finder = _Finder(self.words) if self.words else None
         self._split = _Split.of(pattern) if self.words else None
 
     def may_match(self, text: str) -> bool:
         """False only when `pattern` matches nowhere in `text` (nor in its lines, nor with its spaces collapsed)."""
-        return self._gate is None or self._gate(fold(text)) is not None
+        return self._finder is None or self._finder.any(fold(text))
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.pattern.search(text) if self.may_match(text) else None
@@ -155,58 +214,11 @@ class Prefiltered:
         return self.search(text) is not None if self._split is None else self._split.found(text)
 
 
-def _co_matching(a: list[str], b: list[str]) -> bool:
-    """Whether two words (lists of atoms) can both start at one position: one's atoms agree with the other's."""
-    return all(x == y or _DIGIT in (x, y) and (x + y).replace(_DIGIT, "").isdecimal() for x, y in zip(a, b))
-
-
-class _Split:
-    """A pattern's top-level alternatives, grouped by the words that let them match.
-
-    An alternative holds one of its own words, so only the alternatives of the words a
-    text holds can match it. The finder reports one word a position (the first of the
-    alternation there); every other word that can start at the same position brings its
-    alternatives along with it.
-    """
-
-    def __init__(self, words: list[str], owners: dict[str, re.Pattern[str]]) -> None:
-        self._find = re.compile("|".join(words)).search
-        # A hit names its word by its text; a word with a digit in it, by a match.
-        self._by_text = {re.sub(r"\\(.)", r"\1", w): owners[w] for w in words if _DIGIT not in w}
-        self._by_regex = [(re.compile(w).fullmatch, owners[w]) for w in words if _DIGIT in w]
-
-    @classmethod
-    def of(cls, pattern: re.Pattern[str]) -> _Split | None:
-        """None for a pattern that is one alternative, or has one without a word: the whole pattern is tried."""
-        pieces = alternatives(_GLOBAL_FLAGS.sub("", pattern.pattern))
-        words_of = [necessary_words(re.compile(piece, pattern.flags)) for piece in pieces]
-        if len(pieces) < 2 or not all(words_of):
-            return None
-        words = sorted({w for ws in words_of for w in ws}, key=lambda w: (-len(w), w))
-        atoms = {w: re.findall(r"\\d|\\.|.", w, re.S) for w in words}
-        owners = {w: tuple(i for i, ws in enumerate(words_of) if any(_co_matching(atoms[w], atoms[o]) for o in ws))
-                  for w in words}
-        compiled = {key: re.compile("|".join(f"(?:{pieces[i]})" for i in key), pattern.flags) for key in set(owners.values())}
-        return cls(words, {w: compiled[owners[w]] for w in words})
-
-    def found(self, text: str) -> bool:
-        folded, at, tried = fold(text), 0, set()
-        while (hit := self._find(folded, at)) is not None:
-            word = hit.group()
-            owner = self._by_text.get(word) or next(o for full, o in self._by_regex if full(word))
-            if owner not in tried:
-                tried.add(owner)
-                if owner.search(text):
-                    return True
-            at = hit.start() + 1  # words may overlap: every position where one starts is looked at
-        return False
-
-
-def any_word(*patterns: Prefiltered) -> Callable[[str], object]:
-    """A search of a folded text for a necessary word of any of `patterns`: without a hit, none of them matches."""
+def any_word(*patterns: Prefiltered) -> Callable[[str], bool]:
+    """Whether a folded text holds a necessary word of any of `patterns`: if not, none of them matches."""
     if not all(p.words for p in patterns):
         return lambda folded: True
-    return re.compile("|".join(w for p in patterns for w in p.words)).search
+    return _Finder({w for p in patterns for w in p.words}).any
 
 
 def prefiltered(pattern: str, flags: int = 0) -> Prefiltered:
