@@ -34,6 +34,7 @@ def content_terms(prompt: str) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
+@lru_cache(maxsize=16384)
 def _glossary_word(term: str) -> bool:
     concept = wordforms.concept_of(term)
     return concept is not None and term in concept.words and term not in EXTRA_STOP

@@ -42,8 +42,8 @@ KEEP = frozenset(
     "groups member members home number numbers name names line lines point points area areas case cases "
     "side new old world face".split()
 )
-# Broad words: a tool, platform or language, an object every project of one has (a pod, a
-# DAG, an image), or an action done to anything (upgrade, install, run). A memory holding
+# Broad words: a tool, platform or language, a file format, an object every project of one
+# has (a pod, a DAG, an image), or an action done to anything (upgrade, install, run). A memory holding
 # one of them says what it is about only with a word of the prompt that is not broad: a
 # question about tokio's select! is not about the tokio upgrade, nor a pnpm question
 # about the pnpm lockfile. Words as the prompt has them, with their common inflections.
@@ -54,7 +54,8 @@ BROAD = frozenset(
     "linux macos windows ubuntu debian aws gcp azure airflow pandas numpy spark kafka redis postgres "
     "postgresql mysql sqlite mongodb nginx cargo tokio gradle maven android ios xcode webpack vite jest "
     "pytest playwright cypress tailwind stripe retrofit firebase "
-    "pod pods dag dags image images container containers cluster namespace repo repository app".split()
+    "pod pods dag dags image images container containers cluster namespace repo repository app "
+    "json yaml yml csv parquet xml toml sql html css".split()
 )
 # Actions done to anything: broad, and in a memory's body one is a word in passing, not one
 # of the two words that make evidence (run the unit tests is not about a note that ran them).
@@ -119,6 +120,7 @@ def is_action(term: str) -> bool:
     return term in ACTIONS
 
 
+@lru_cache(maxsize=16384)
 def is_stop(token: str) -> bool:
     """True when a token is filler that must never decide what a prompt is about: a stop
     word, or an English inflection of one (moved, going, thinks: move, go, think)."""

@@ -68,7 +68,7 @@ database db データベース 数据库 데이터베이스
 log logging ログ 日志 로그
 cache caching キャッシュ 缓存 캐시
 certificate cert 証明書 证书 인증서
-lock ロック 锁定 加锁 잠금
+lock ロック 锁定 加锁 状态锁 上锁 잠금
 lockfile ロックファイル 锁文件
 state tfstate 状態 状态 상태
 configuration config cfg conf 設定 配置 설정
@@ -105,7 +105,7 @@ upgrade bump アップグレード 升级 업그레이드
 version バージョン 版本 버전
 secret シークレット 密钥 시크릿
 signature 署名 签名 서명
-webhook ウェブフック 웹훅
+webhook callback ウェブフック コールバック 回调 웹훅 콜백
 payment 決済 支付 결제
 invoice 請求書 发票 청구서 인보이스
 price 価格 价格 가격
@@ -118,13 +118,13 @@ editor エディタ エディター 编辑器 에디터
 format フォーマット 形式 格式 형식 포맷
 annotation アノテーション 注解 어노테이션
 eviction evict 驱逐 퇴출
-expiry expire expiration 有効期限 过期 만료
+expiry expire expiration ttl 有効期限 过期 만료
 renewal renew 续期 갱신
 counter カウンタ カウンター 计数器 카운터
 coroutine コルーチン 协程 코루틴
 package pkg パッケージ 패키지
 dependency deps 依存関係 依赖 의존성
-job ジョブ
+job task タスク ジョブ 任务 作业 작업
 merge マージ 合并 병합
 kubernetes k8s 쿠버네티스
 bigquery bq
@@ -153,7 +153,7 @@ memory メモリ 内存 메모리
 stuck hang frozen freeze queued 卡住 卡死 フリーズ 멈춤 먹통
 crash crashloop crashloopbackoff panic segfault クラッシュ 崩溃 闪退 크래시
 slow latency sluggish 缓慢 遅延 지연
-ratelimit rate+limit throttle throttling throttled 429 レート制限 レートリミット 限流 限速 속도제한
+ratelimit rate+limit ratelimiter rate+limiter throttle throttling throttled 429 レート制限 レートリミット 限流 限速 속도제한
 firewall sg security+group securitygroup ファイアウォール セキュリティグループ 防火墙 安全组 방화벽 보안그룹
 rollout rolling+update ローリングアップデート 滚动发布 滚动更新 롤링업데이트
 java jvm ジャバ 자바
@@ -162,6 +162,36 @@ android アンドロイド 安卓 안드로이드
 pod ポッド 파드
 corrupt corrupted corruption 破損 损坏 写坏 손상
 disconnect disconnected 切断 断开 연결끊김
+proguard r8 minify minifyenabled obfuscation 難読化 混淆 난독화
+customer 顧客 客户 고객
+order 注文 订单 주문
+dedupe deduplicate deduplication 重複排除 去重 중복제거
+minute 分钟
+backend バックエンド 后端 백엔드
+frontend フロントエンド 前端 프론트엔드
+sales 売上 销售 销量 매출
+load ロード 加载 로드
+quality 品質 质量 품질
+output 出力 输出 출력
+input 入力 输入 입력
+reset リセット 重置 리셋
+image 画像 图片 이미지
+resize リサイズ 缩放 리사이즈
+rotate rotation ローテーション 轮转 로테이션
+scope スコープ 作用域 스코프
+typo タイポ 拼写错误 오타
+runner ランナー 러너
+share sharing 共有 共享 공유
+remote リモート 远程 원격
+interval インターバル 间隔 간격
+timer タイマー 定时器 타이머
+socket ソケット 套接字 소켓
+agent エージェント 代理 에이전트
+limit 制限 限制 제한
+pool プール 连接池
+drift ドリフト 漂移 드리프트
+console コンソール 控制台 콘솔
+hostname ホスト名 主机名 호스트명
 """
 
 _LATIN = re.compile(r"[a-zµ]+")
@@ -293,6 +323,7 @@ def _concepts() -> tuple[dict[str, Concept], dict[str, Concept], dict[str, Conce
     return made(latin), made(stems), made(cjk)
 
 
+@lru_cache(maxsize=16384)
 def concept_of(term: str) -> Concept | None:
     """The glossary concept an English word, abbreviation or status code stands for, if any."""
     latin, stems, _ = _concepts()

@@ -100,3 +100,17 @@ def test_one_lesser_word_is_not_enough_when_another_memory_names_a_weightier_one
     index.sync_root(project_root)
     assert shown(index, roots, "tmux copy mode") == ()
     assert shown(index, roots, "sqlx offline mode again") == ("sqlx",)
+
+
+def test_developer_words_are_found_across_languages_and_a_file_format_is_broad(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    _put(project_root, "dedupe", "session", "Slow pandas merge in the customer dedupe job",
+         "Outcome: the dedupe job took 40 minutes; the merge now uses a hashed key column.")  # fmt: skip
+    _put(project_root, "proguard", "gotcha", "릴리스 빌드에서 Retrofit 모델이 ProGuard에 의해 제거됨", "모델 클래스에 @Keep을 붙인다.")
+    _put(project_root, "log", "decision", "ログは slog の JSON 形式で出力する", "標準ライブラリの log/slog を使う。")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "客户去重的任务又跑了四十分钟，之前是怎么优化的？") == ("dedupe",)
+    assert shown(index, roots, "PR: enable minifyEnabled for release builds") == ("proguard",)
+    assert shown(index, roots, "Go で JSON をパースする一番簡単な方法") == ()  # JSON alone names no topic
