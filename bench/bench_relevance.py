@@ -58,9 +58,10 @@ from bench.relevance_heldout3 import HELDOUT_3  # noqa: E402
 from bench.relevance_heldout4 import HELDOUT_4  # noqa: E402
 from bench.relevance_heldout5 import HELDOUT_5  # noqa: E402
 from bench.relevance_heldout6 import HELDOUT_6  # noqa: E402
+from bench.relevance_heldout7 import HELDOUT_7  # noqa: E402
 from bench.relevance_set import GENERIC, GENERIC_CJK, MEMORIES, PROMPTS, SYLLABLES  # noqa: E402
 
-SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4, "held-out 5": HELDOUT_5, "held-out 6": HELDOUT_6}
+SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4, "held-out 5": HELDOUT_5, "held-out 6": HELDOUT_6, "held-out 7": HELDOUT_7}
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OWN_TREES = ("shop", "datapipe")  # projects with a `.memory/` of their own
