@@ -25,7 +25,7 @@ shares the prompt's *content* words, not its filler. The steps:
    not broad) or a strong one (a deciding word in its title, description or tags that is
    not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
    object of every project, an action: `stopwords.BROAD`; a broad title word suffices
-   only when it is all the prompt says; an action in the body alone is a word in
+   only when it is all the prompt says, two (no actions) always; an action in the body alone is a word in
    passing; a memory holding one word of the prompt is not about it when another
    candidate names a weightier one in its title, description or tags); when the prompt pastes output (a fenced block, stack frames, a
    shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
@@ -254,14 +254,17 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     titled: set[int] = set()
     counted = 0  # units held by more than an action in passing
     strong = broad_head = decides = specific = False
+    broad_titled = 0  # units of broad deciding words (no actions) in the title, description or tags
     for number, (share, members) in enumerate(prompt.probes):
         top = best = 0.0
-        real = False
+        real = top_seen = False
         for probes, weight, decisive, identifier, broad, action in members:
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or (decisive and not broad)
                 broad_head = broad_head or (decisive and broad)
+                broad_titled += decisive and broad and not action and not top_seen
+                top_seen = top_seen or (decisive and broad and not action)
                 if decisive and share == 1.0:  # not a part of an identifier no memory holds
                     titled.add(number)
             elif _in(probes, body):
@@ -281,6 +284,8 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
             covered += share * best
             matched.add(number)
             counted += real
+    # two broad words in a title are a topic (SSH agent forwarding breaks inside tmux)
+    strong = strong or broad_titled >= 2
     return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted)
 
 

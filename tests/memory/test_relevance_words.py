@@ -65,6 +65,15 @@ def test_a_tools_name_alone_beside_words_no_memory_holds_is_not_about_a_memory(
     assert shown(index, roots, "tokio") == ("tokio",)
 
 
+def test_two_tools_named_in_a_title_are_a_topic(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    _put(project_root, "ssh", "gotcha", "SSH agent forwarding breaks inside tmux after reattaching", "SSH_AUTH_SOCK points at a dead socket.")
+    _put(project_root, "runs", "lesson", "Airflow backfills must run one at a time", "The DAG of daily sales.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    assert shown(index, roots, "why does ssh stop working when I come back to tmux after lunch?") == ("ssh",)
+    assert shown(index, roots, "airflow: how do I run a DAG from the UI?") == ()  # an action is no second tool
+
+
 def test_the_words_the_user_wrote_after_a_long_paste_are_read(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
     _put(project_root, "mig", "lesson", "マイグレーションは本番デプロイの前に別ジョブで流す",
          "デプロイと同時にマイグレーションを実行したら、古いポッドが新しいスキーマで落ちた。")  # fmt: skip
