@@ -31,7 +31,9 @@ Word = tuple[str, ...]  # atoms: folded characters, or _DIGIT
 
 def fold(text: str) -> str:
     """`text` lower-cased so that an IGNORECASE literal match is a substring match."""
-    return (text if text.isascii() else text.translate(_FOLD)).lower()
+    if not text.isascii() and ("\u0130" in text or "\u0131" in text or "\u017f" in text):
+        text = text.translate(_FOLD)  # a translation by dict is slow: only for a text that needs it
+    return text.lower()
 
 
 def _atom(op: object, av: object) -> str | None:
