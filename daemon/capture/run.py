@@ -222,27 +222,23 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
 
 def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     """Plan and act on each session, distilling in batches; return how many had records."""
-    capture, options = p.capture, p.options
+    capture = p.capture
     settle_ms = int(capture.settings.capture.settle_seconds * 1000)
     records: dict[str, SessionRecord] = {}
     actions: dict[str, Action] = {}
     known_seen = 0
     batch: list[_Job] = []
+    ahead = _plan_slice(p, sessions[:RECORD_CHUNK], settle_ms)
     try:
         for position, info in enumerate(sessions):
             if position % RECORD_CHUNK == 0:
                 # Records are fetched a slice at a time: a full scan of 10,000 sessions
                 # must not hold 10,000 records at once (the daemon's resident memory).
-                chunk = sessions[position : position + RECORD_CHUNK]
-                records = capture.state.get_many(s.id for s in chunk)
+                # The next slice is planned as this one starts: the workers never run dry
+                # at a slice's end.
+                records, actions = ahead
                 known_seen += len(records)
-                # Planned a slice ahead (pure: the same answers as one at a time): the workers
-                # are handed what the slice will build.
-                actions = {
-                    s.id: plan.plan_session(s, records.get(s.id), p.now_ms, settle_ms, options, capture.identity, p.hold)
-                    for s in chunk
-                }
-                _prefetch(p, [(s, records.get(s.id)) for s in chunk if actions[s.id] is Action.BUILD])
+                ahead = _plan_slice(p, sessions[position + RECORD_CHUNK : position + 2 * RECORD_CHUNK], settle_ms)
             if capture.should_stop():
                 # Shutting down: what is done is recorded below; the rest waits for the
                 # next start (the watermark does not move past it).
@@ -262,6 +258,23 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
         raise
     _distill_batch(p, batch, last=True)
     return known_seen
+
+
+def _plan_slice(
+    p: _Pass, chunk: list[SessionInfo], settle_ms: int
+) -> tuple[dict[str, SessionRecord], dict[str, Action]]:
+    """A slice's records and planned actions (pure: the same answers as one at a time);
+    the workers are handed what it will build."""
+    if not chunk:
+        return {}, {}
+    capture = p.capture
+    records = capture.state.get_many(s.id for s in chunk)
+    actions = {
+        s.id: plan.plan_session(s, records.get(s.id), p.now_ms, settle_ms, p.options, capture.identity, p.hold)
+        for s in chunk
+    }
+    _prefetch(p, [(s, records.get(s.id)) for s in chunk if actions[s.id] is Action.BUILD])
+    return records, actions
 
 
 def _prefetch(p: _Pass, builds: list[tuple[SessionInfo, SessionRecord | None]]) -> None:
