@@ -27,11 +27,17 @@ def content_terms(prompt: str) -> list[str]:
     only when it is a status code of the glossary: 429). When the prompt pastes output,
     the words the user wrote come first: a long paste does not push them past the
     query's cap of tokens (`tokenize.MAX_QUERY_TOKENS`)."""
+    return list(_content_terms(prompt))
+
+
+@lru_cache(maxsize=64)
+def _content_terms(prompt: str) -> tuple[str, ...]:
+    """`content_terms`, kept: a block asks for them twice (previews, then routing)."""
     prose = prose_of(prompt)
     text = prompt if prose is None else f"{prose}\n{prompt}"
     terms = (wordforms.canonical(t) for t in tokenize.query_tokens(text))
     keep = (t for t in terms if (_glossary_word(t) if t.isdigit() else not is_stop(t) or _glossary_word(t)))
-    return list(dict.fromkeys(keep))
+    return tuple(dict.fromkeys(keep))
 
 
 @lru_cache(maxsize=16384)

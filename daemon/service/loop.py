@@ -8,6 +8,7 @@ as due, and the worker does it once the burst is over.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -127,6 +128,7 @@ class Daemon:
             self.ready.set()
             self.notifier.ready()
             self.log.info("daemon.ready", pid=os.getpid())
+        _freeze_heap()
         code = 0
         try:
             # Sleep until a signal, or the next watchdog ping when systemd asks for them:
@@ -286,6 +288,7 @@ class Daemon:
         if gen.sink is not None:
             gen.sink.wake()  # notes or trees may have changed: the sink looks (on its own thread)
         if kind == RECONCILE and not self.first_pass.is_set():
+            _freeze_heap()  # what the first pass imported and kept stays, too
             self.first_pass.set()
             self.log.info("daemon.first_pass_done", status=jobs.status_line())
 
@@ -443,3 +446,11 @@ def _default_jobs(config: Config, fence: WriteFence) -> Jobs:
     from daemon.service.jobs import Jobs
 
     return Jobs(config, fence)
+
+
+def _freeze_heap() -> None:
+    """Leave what start-up made (modules, config, caches: most of the heap) out of the
+    garbage collector's full passes, which otherwise walk all of it now and then in the
+    middle of a session's context answer."""
+    gc.collect()
+    gc.freeze()
