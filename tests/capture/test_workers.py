@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.capture import workers
+from daemon.capture import run, workers
 from daemon.capture.pipeline import PassOptions, open_capturer
 from daemon.config import Config, load_settings
 
@@ -69,7 +69,11 @@ def test_a_pass_with_workers_writes_what_one_without_them_writes(home, fixture_d
     monkeypatch.setattr(workers, "POOL_MIN", 10)
     monkeypatch.setattr(workers, "BATCH", 4)  # several batches, and a partial one at the end
     monkeypatch.setattr(workers, "AHEAD", 24)
+    monkeypatch.setattr(run, "RECORD_CHUNK", 40)  # several slices, each planned as the one before starts
     spawned = _count_pools(monkeypatch)
+    taken: list[bool] = []
+    take = workers.Prefetch.take
+    monkeypatch.setattr(workers.Prefetch, "take", lambda self, sid: taken.append((b := take(self, sid)) is not None) or b)
     alone, paths = _pass(1)
     assert spawned == [] and len(alone.distilled) + len(alone.junk) == roots
     before = _written(paths)
@@ -78,6 +82,7 @@ def test_a_pass_with_workers_writes_what_one_without_them_writes(home, fixture_d
     os.rename(paths.global_root, tmp_path / "tree-alone")
     pooled, paths = _pass(2)
     assert spawned == [2], "the pool did not start"
+    assert len(taken) == roots and all(taken), "a session was built by the pass, not by a worker"
     assert sorted(pooled.distilled) == sorted(alone.distilled) and sorted(pooled.junk) == sorted(alone.junk)
     after = _written(paths)
     assert after[0] == before[0]  # notes and transcripts, byte for byte
