@@ -1,11 +1,13 @@
 """A large pass's transcripts and extractive notes, built in worker processes.
 
-Reading a session's rows, building its transcript (the scrubber's pass over every part)
-and the extractive distiller are pure and CPU-bound: most of a backfill. A pass with
+Reading a session's rows, building its transcript (the scrubber's pass over every part),
+the extractive distiller and rendering its note (text, file name, statements, the search
+index's token row: `notes.render`) are pure and CPU-bound: most of a backfill. A pass with
 many sessions to build hands them to a pool of processes, in order and ahead of need,
 while this process writes, indexes and records. Each worker opens the source read-only
-itself and gives back exactly what `build_transcript` and the distiller would give here
-(the same functions run); a worker's error is raised here, where the session is handled.
+itself and gives back exactly what `build_transcript`, the distiller and `render` would
+give here (the same functions run); a worker's error is raised here, where the session
+is handled.
 
 Workers are spawned, not forked: the daemon has threads and open databases, and a
 spawned worker imports only the pure modules it runs (a quarter of a second).
