@@ -57,14 +57,16 @@ _COMPOUNDS: dict[str, tuple[str, ...]] = {}
 COMPOUNDS_KEPT = 50_000
 
 
-def _compound_tokens(compound: str, out: list[str]) -> None:
-    found = _COMPOUNDS.get(compound)
-    if found is None:
-        found = _split_compound(compound)
-        if len(_COMPOUNDS) >= COMPOUNDS_KEPT:
-            _COMPOUNDS.clear()
-        _COMPOUNDS[compound] = found
-    out.extend(found)
+def _compound_tokens(compounds: list[str], out: list[str]) -> None:
+    cache = _COMPOUNDS
+    for compound in compounds:
+        found = cache.get(compound)
+        if found is None:
+            found = _split_compound(compound)
+            if len(cache) >= COMPOUNDS_KEPT:
+                cache.clear()
+            cache[compound] = found
+        out += found
 
 
 def _split_compound(compound: str) -> tuple[str, ...]:
@@ -92,18 +94,31 @@ def _cjk_tokens(run: str, out: list[str]) -> None:
     out.extend(run[i : i + 2] for i in range(len(run) - 1))
 
 
+def _below_cjk(text: str) -> bool:
+    """True when every character is Latin-1 (a quick test in C), so none is CJK."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def tokens(text: str) -> list[str]:
     """Return the search tokens of `text`, in order, duplicates kept (they weigh in BM25)."""
-    text = _normalize(text)
     out: list[str] = []
+    if not text.isascii():  # NFKC leaves ASCII as it is
+        text = _normalize(text)
+    if _below_cjk(text):  # most text: no CJK run to look for
+        _compound_tokens(_COMPOUND.findall(text), out)
+        return out
     position = 0
     for match in _CJK_RUN.finditer(text):
-        for compound in _COMPOUND.findall(text, position, match.start()):
-            _compound_tokens(compound, out)
+        _compound_tokens(_COMPOUND.findall(text, position, match.start()), out)
         _cjk_tokens(match.group(), out)
         position = match.end()
-    for compound in _COMPOUND.findall(text, position):
-        _compound_tokens(compound, out)
+    _compound_tokens(_COMPOUND.findall(text, position), out)
     return out
 
 

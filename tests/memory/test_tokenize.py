@@ -54,3 +54,12 @@ def test_query_tokens_are_distinct_and_bounded():
 def test_match_expressions_quote_every_term():
     assert strict_match(["a-b", 'x"y']) == '"a-b" "x""y"'
     assert prefix_match(["migrat", "wal"]) == '"migrat"* OR "wal"*'
+
+
+def test_latin_text_takes_the_quick_path_to_the_same_tokens() -> None:
+    """ASCII and Latin-1 text skip NFKC or the CJK scan: the tokens are those the full path gives."""
+    from daemon.memory.tokenize import tokens
+
+    latin = "naïve café · HTTPServer2 src/app/main.py ½ PDFs"
+    assert tokens(latin) + tokens("部署") == tokens(latin + " 部署")
+    assert tokens("ﬁle ＡＢＣ") == ["file", "abc"]  # NFKC still folds what needs it
