@@ -40,6 +40,7 @@ RULE_CHARS = 240  # one hard rule: title and description
 RULES_CHARS = 800  # all hard rules of one tree
 PROMPT_CHARS = 2000  # only the start and the end of a long first prompt are searched
 RELEVANT_HEADING = "## Relevant to the first prompt"
+RENDERS_KEPT = 64  # renderings of one prompt-free part kept (by the routing rows a prompt names)
 
 PREAMBLE = (
     "Reference data from memoryd: what earlier OpenCode sessions and the user recorded. "
@@ -224,21 +225,22 @@ def routing_words(rows: Sequence[tuple[str, str, str]]) -> dict[str, tuple[int, 
     return {token: tuple(numbers) for token, numbers in found.items()}
 
 
-def render_routing(
-    rows: Sequence[tuple[str, str, str]],
-    prompt: str,
-    budget: int,
-    words: Mapping[str, tuple[int, ...]] | None = None,
-) -> str:
+def render_routing(rows: Sequence[tuple[str, str, str]], prompt: str, budget: int, words: Mapping[str, tuple[int, ...]] | None = None) -> str:
     """The routing lines within `budget` characters: scenarios that share a content word
-    with the prompt first, then the rest in order, and how many did not fit. `words`:
-    `routing_words(rows)`, when the caller keeps it (a lookup per prompt word, not a
+    with the prompt first (`routing_first`), then the rest in order, and how many did not fit."""
+    return _routing_lines(rows, routing_first(rows, prompt, words), budget)
+
+
+def routing_first(rows: Sequence[tuple[str, str, str]], prompt: str, words: Mapping[str, tuple[int, ...]] | None = None) -> tuple[int, ...]:
+    """The rows whose scenario shares a content word with the prompt, in order. `words`:
+    `routing_words(rows)` when the caller keeps it (a lookup per prompt word, not a
     tokenizing pass over every row)."""
-    terms = set(relevance.content_terms(prompt)) if prompt else set()
-    first: list[int] = []
-    if terms:
-        where = routing_words(rows) if words is None else words
-        first = sorted({number for term in terms for number in where.get(term, ())})
+    terms = set(relevance.content_terms(prompt)) if prompt and rows else set()
+    where = (routing_words(rows) if words is None else words) if terms else {}
+    return tuple(sorted({number for term in terms for number in where.get(term, ())}))
+
+
+def _routing_lines(rows: Sequence[tuple[str, str, str]], first: tuple[int, ...], budget: int) -> str:
     chosen = set(first)
     ordered = itertools.chain((rows[n] for n in first), (row for n, row in enumerate(rows) if n not in chosen))
     lines: list[str] = []
@@ -304,6 +306,7 @@ class StablePart:
     rule_ids: frozenset[str]
     rules: str = ""  # changes exactly when the hard rules change (a session's block is replaced then)
     routing_words: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)  # see routing_words
+    _rendered: dict[tuple, tuple[str, int]] = field(default_factory=dict, compare=False, repr=False)  # see rendered
 
     def __post_init__(self) -> None:
         if self.routing and not self.routing_words:
@@ -314,12 +317,24 @@ class StablePart:
         return self.render("", 10**6)
 
     def render(self, prompt: str, routing_chars: int) -> str:
-        sections = [self.head]
-        routing = render_routing(self.routing, prompt, routing_chars, self.routing_words)
-        if routing:
-            sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
-        sections.append("## Memories (inventory)\n" + self.inventory)
-        return "\n\n".join(sections)
+        return self.rendered(prompt, routing_chars)[0]
+
+    def rendered(self, prompt: str, routing_chars: int) -> tuple[str, int]:
+        """The part as a prompt sees it, and its tokens (`estimate_tokens`). Most prompts
+        name no routing scenario: one text for all of them, made once."""
+        key = (routing_first(self.routing, prompt, self.routing_words), routing_chars)
+        done = self._rendered.get(key)
+        if done is None:
+            sections = [self.head]
+            routing = _routing_lines(self.routing, key[0], routing_chars)
+            if routing:
+                sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
+            sections.append("## Memories (inventory)\n" + self.inventory)
+            text = "\n\n".join(sections)
+            done = (text, estimate_tokens(text))
+            if len(self._rendered) < RENDERS_KEPT:  # a few prompts' matches kept, not all
+                self._rendered[key] = done
+        return done
 
 
 def _scope_of(roots: Sequence[MemoryRoot]) -> str:
@@ -363,8 +378,8 @@ def build_stable(
 
 def assemble(stable: StablePart, prompt: str, relevant: Sequence[str], ids: tuple[str, ...], budgets: Budgets = Budgets()) -> SessionContext:
     """The fenced block: the stable part, then the previews that fit the block's budget."""
-    text = stable.render(prompt, budgets.routing_chars)
-    room = budgets.block_tokens - estimate_tokens(text) - estimate_tokens(RELEVANT_HEADING) - 12
+    text, tokens = stable.rendered(prompt, budgets.routing_chars)
+    room = budgets.block_tokens - tokens - estimate_tokens(RELEVANT_HEADING) - 12
     kept: list[str] = []
     for line in relevant:
         cost = estimate_tokens(line) + 1
