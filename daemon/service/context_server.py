@@ -22,6 +22,7 @@ import socket
 import sqlite3
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -350,7 +351,7 @@ def request(path: Path, method: str, target: str, body: dict[str, Any] | None = 
     head = f"{method} {target} HTTP/1.1\r\nHost: memoryd\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        sock.connect(str(path))
+        _connect(sock, path, timeout)
         sock.sendall(head.encode() + payload)
         chunks = []
         while chunk := sock.recv(65536):
@@ -359,3 +360,17 @@ def request(path: Path, method: str, target: str, body: dict[str, Any] | None = 
     header, _, content = raw.partition(b"\r\n\r\n")
     status = int(header.split(b" ", 2)[1])
     return status, json.loads(content or b"{}")
+
+
+def _connect(sock: socket.socket, path: Path, timeout: float) -> None:
+    """Connect, waiting out a full listen queue (a burst of sessions starting at once: a
+    unix socket answers EAGAIN then, where TCP would make the client wait)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            sock.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
