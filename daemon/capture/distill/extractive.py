@@ -16,6 +16,7 @@ from daemon.capture.distill.describe import description, language_of
 from daemon.capture.distill.followups import done_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.memo import one_session
+from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
     Superseded,
@@ -42,9 +43,10 @@ _SECTION_OF = {
 }
 _LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 8, FOLLOWUPS: 5}
 _FAILING_COMMANDS = 3  # failing commands listed under Problems & Fixes, first ones first
-_ERROR_LINE = re.compile(
-    r"(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
-    r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패)"
+# Its alternatives at the top level, so that a line is asked only those whose words it holds.
+_ERROR_LINE = prefiltered(
+    r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
+    r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패"
 )
 _CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
 # A sentence that reports the change itself ("Moved…", "改为…"), not the reason for it.
@@ -202,7 +204,7 @@ def _classified(note: _Note, candidates: list[str], lifted: set[str]) -> None:
         if kind in (None, cues.FOLLOWUP, cues.FIX) and (cues.is_plan(sentence) or is_lifted(sentence, lifted)):
             continue
         if kind is None or kind == cues.FOLLOWUP:
-            if _ERROR_LINE.search(sentence):
+            if _ERROR_LINE.found(sentence):
                 note.add(PROBLEMS, _short(sentence))
             continue
         if cues.is_intent(sentence) and not cues.label_of(sentence):
@@ -254,7 +256,7 @@ def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
             note.used |= {key(p) for p in parts}  # the request is never repeated in another section
             note.asked += [key(p) for p in parts if weight(key(p)) >= 24]
             # An error pasted as a code block or a log is no sentence, but its first real error line is the problem.
-            pasted = first_error_line(ask) or next((e.strip() for e in ask.splitlines() if _ERROR_LINE.search(e)), "")
+            pasted = first_error_line(ask) or next((e.strip() for e in ask.splitlines() if _ERROR_LINE.found(e)), "")
             if pasted and pasted not in line:
                 rest.append(pasted)
             rest += [p for p in parts if cues.label_of(p) and cues.kind_of(p) == cues.DECISION and p not in line]
@@ -295,7 +297,7 @@ class ExtractiveDistiller:
         for tool in tools:
             if tool.tool == "task" and tool.output:
                 _subagent_result(note, tool.output)
-        _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.search(s)], set())
+        _classified(note, [s for s in asked_rest if cues.label_of(s) or _ERROR_LINE.found(s)], set())
         note.sections[FILES] = _files(transcript.session.directory, turns)
         first_ask = next((a for turn in turns for a in turn.asked), "")
         candidates = [*note.sections[OUTCOME], *note.sections[FINDINGS], *note.sections[DECISIONS], transcript.session.title]

@@ -15,8 +15,9 @@ from daemon.capture.distill.memo import per_session
 # Sentence ends: Latin punctuation before a space (not after "e.g." and the like), CJK
 # punctuation anywhere. Semicolons do not end a sentence: "X now reads Y; never
 # hard-code Z" is one statement, and cutting it leaves a fragment.
+# The cheap look-behind first: the others are asked only after a `.`, `!` or `?`.
 _SENTENCE_END = re.compile(
-    r"(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<!\svs\.)(?<!\setc\.)(?<!\scf\.)(?<!\.\.\.)(?<=[.!?])\s+|(?<=[。！？])"
+    r"(?<=[.!?])(?<![\s(]e\.g\.)(?<![\s(]i\.e\.)(?<!\svs\.)(?<!\setc\.)(?<!\scf\.)(?<!\.\.\.)\s+|(?<=[。！？])"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _BOLD = re.compile(r"\*\*([^\s/*](?:[^*]*?[^\s*])?)\*\*")  # **bold**, not a glob's **/
