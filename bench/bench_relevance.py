@@ -20,6 +20,11 @@ another language; then 20 with nothing stored in the same styles) and a fifth
 (bench/relevance_heldout5.py: 65 prompts, one per memory in rotation: typo'd,
 mixed-language, very short, a pasted diff or log, a symptom whose memory names the cause,
 synonyms; eight more in synonyms, then 18 near misses and prompts about nothing stored),
+a sixth (bench/relevance_heldout6.py: 58 prompts about work a memory bears on: a goal,
+a PR under review, another language, a chat line; 19 with nothing stored) and a seventh
+(bench/relevance_heldout7.py: 55 prompts: why/how in the user's words, alert and CI
+one-liners, another language; 16 with nothing stored), both written before their first
+run so that each gave one unseen figure,
 each reported on its own, every prompt's block is
 built exactly as a session in that project gets it, from real trees and a real index
 (the global tree shared by all projects, two projects with a tree of their own). Measured:
