@@ -24,7 +24,9 @@ a sixth (bench/relevance_heldout6.py: 58 prompts about work a memory bears on: a
 a PR under review, another language, a chat line; 19 with nothing stored) and a seventh
 (bench/relevance_heldout7.py: 55 prompts: why/how in the user's words, alert and CI
 one-liners, another language; 16 with nothing stored), both written before their first
-run so that each gave one unseen figure,
+run so that each gave one unseen figure, and an eighth (bench/relevance_heldout8.py: 53
+prompts of work in a memory's area, written by another hand and kept from the ranking's
+author until after the last change),
 each reported on its own, every prompt's block is
 built exactly as a session in that project gets it, from real trees and a real index
 (the global tree shared by all projects, two projects with a tree of their own). Measured:
@@ -64,9 +66,10 @@ from bench.relevance_heldout4 import HELDOUT_4  # noqa: E402
 from bench.relevance_heldout5 import HELDOUT_5  # noqa: E402
 from bench.relevance_heldout6 import HELDOUT_6  # noqa: E402
 from bench.relevance_heldout7 import HELDOUT_7  # noqa: E402
+from bench.relevance_heldout8 import HELDOUT_8  # noqa: E402
 from bench.relevance_set import GENERIC, GENERIC_CJK, MEMORIES, PROMPTS, SYLLABLES  # noqa: E402
 
-SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4, "held-out 5": HELDOUT_5, "held-out 6": HELDOUT_6, "held-out 7": HELDOUT_7}
+SETS = {"first": PROMPTS, "held-out": HELDOUT, "held-out 2": HELDOUT_2, "held-out 3": HELDOUT_3, "held-out 4": HELDOUT_4, "held-out 5": HELDOUT_5, "held-out 6": HELDOUT_6, "held-out 7": HELDOUT_7, "held-out 8": HELDOUT_8}
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OWN_TREES = ("shop", "datapipe")  # projects with a `.memory/` of their own
