@@ -11,7 +11,7 @@ shares the prompt's *content* words, not its filler. The steps:
    (a run of its script) is one term, found only where a word starts: 모델에 is 모델 with
    a particle, never the 모델 inside 뷰모델, and レート is not the レー of マイグレーション.
 2. A word more than 2 % of the memories (and over 20, in proportion) hold is common: it
-   may add to a memory's score but never decides. Candidates come from the index (BM25
+   may add to a memory's score but never decides (`search_terms`). Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
    content word the memory holds (as it is, in an English inflection, as the word its
    abbreviation stands for, or in another language: `wordforms`) counts its IDF, fully
@@ -64,6 +64,10 @@ from daemon.memory.stopwords import is_action, is_broad, is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
 from daemon.memory.queries import Hit
 from daemon.memory.roots import MemoryRoot
+from daemon.memory.search_terms import (  # noqa: F401 (the constants: tests read them here)
+    COMMON_MIN, COMMON_SHARE, SCOPE_COMMON_MIN, SCOPED_POSTINGS,
+)
+from daemon.memory.search_terms import common_forms as _common_forms, is_common as _is_common, search_terms as _search_terms
 
 CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
@@ -74,17 +78,7 @@ CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated mem
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 CANDIDATES = 8  # rows taken from the index before scoring
-MAX_SEARCH_TOKENS = 6  # the candidates are found by this many word forms at most
-SEARCH_POSTINGS = 200  # and their postings stay within this many (beyond the rarest word's)
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
-# A word this share of the memories hold (and at least COMMON_MIN) is common in this
-# store: like a stop word it never decides, it only adds to a memory that something else found.
-COMMON_SHARE = 0.02
-COMMON_MIN = 20
-# Among the memories a session sees, a word is common when COMMON_SHARE of them hold it,
-# and more than COMMON_MIN in proportion to the share of the store they are (at least this).
-SCOPE_COMMON_MIN = 5
-SCOPED_POSTINGS = 1000  # postings walked at most to judge the prompt's words in the session's scope
 
 _HANGUL, _KATAKANA = "\uac00-\ud7af", "\u30a0-\u30ff"  # character ranges of the scripts that space their words
 _COMPOUND = re.compile(r"\w[._/-]+\w")
@@ -130,11 +124,6 @@ def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[l
         if term != key:
             units[key].append(term)
     return list(units.values())
-
-
-def _is_common(df: int, total: int) -> bool:
-    """True when so many memories hold a word that it says nothing about which is meant."""
-    return df > max(COMMON_MIN, COMMON_SHARE * total)
 
 
 @dataclass(frozen=True)
@@ -423,63 +412,3 @@ def relevant_hits(
     fields = index.field_tokens([h.memory.path for h in hits])
     scored = score_candidates(hits, terms, fields, total, df, groups, forms, common, prose_terms(prompt, terms))
     return above_floor(scored, k)
-
-
-def _common_forms(
-    index: SearchIndex, roots: Sequence[MemoryRoot], now: datetime, project: str | None,
-    forms: dict[str, tuple[str, ...]], df: dict[str, int], total: int,
-) -> frozenset[str]:  # fmt: skip
-    """The held forms common among the memories this session sees (its project's and the
-    machine-wide ones), not the whole store's: a word most of another project's memories
-    hold may decide here, one most of this project's hold may not. Counted in the scope
-    for the rarer forms (postings within SCOPED_POSTINGS); the commonest, and phrases,
-    keep the store's verdict."""
-    held = sorted({f for fs in forms.values() for f in fs if df.get(f, 0) > SCOPE_COMMON_MIN}, key=lambda f: (df[f], f))
-    if not held:
-        return frozenset()
-    seen = index.scope_size(roots, now, project)
-    if seen >= total:  # the session sees the whole store: its verdict is the store's
-        return frozenset(f for f in held if _is_common(df[f], total))
-    limit = int(max(SCOPE_COMMON_MIN, COMMON_MIN * seen / max(1, total), COMMON_SHARE * seen))
-    common, ask, budget = set(), [], SCOPED_POSTINGS
-    for form in held:
-        if df[form] <= limit:
-            continue  # fewer memories of the store hold it than would make it common here
-        if " " in form or form.startswith(STARTS) or df[form] > budget:
-            if _is_common(df[form], total):
-                common.add(form)
-            continue
-        budget -= df[form]
-        # The scope holds at least df of them less the memories it does not see: that
-        # may settle the verdict without walking a posting.
-        if df[form] - (total - seen) > limit:
-            common.add(form)
-        else:
-            ask.append(form)
-    counts = index.scoped_counts(ask, roots, now, project, limit)
-    return frozenset(common | {f for f in ask if counts[f] > limit})
-
-
-def _search_terms(terms: Sequence[str], forms: dict[str, tuple[str, ...]], df: dict[str, int], common: frozenset[str]) -> list[str]:
-    """The tokens that find the candidates: the held forms of the rarest deciding terms
-    (a phrase by its rarest bigram), while their postings stay within SEARCH_POSTINGS
-    beyond the rarest term's. A memory found by common words alone could never pass, and
-    their postings are what costs."""
-    chosen: dict[str, None] = {}
-    postings = 0
-    held = {t: max(df.get(f, 0) for f in forms[t]) for t in terms}
-    deciding = [t for t in terms if held[t] and common.isdisjoint(forms[t])]
-    for term in sorted(deciding, key=lambda t: (held[t], terms.index(t))):
-        # its own forms first, then its glossary's: a large concept is searched by the
-        # forms that fit, not dropped whole
-        tokens = [t for t in dict.fromkeys(min(parts(f), key=lambda p: df.get(p, 0)) for f in forms[term] if df.get(f)) if t not in chosen]
-        fit = 0
-        while fit < len(tokens) and len(chosen) + fit < MAX_SEARCH_TOKENS and (
-            not chosen or postings + sum(df[t] for t in tokens[: fit + 1]) <= SEARCH_POSTINGS
-        ):
-            fit += 1
-        if not fit and tokens:
-            break
-        chosen.update(dict.fromkeys(tokens[:fit]))
-        postings += sum(df[t] for t in tokens[:fit])
-    return list(chosen)
