@@ -66,7 +66,8 @@ _STRONG: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     LESSON: (("lesson", "learned"), ("教训", "教訓", "교훈")),
 }
 
-_LABEL_RE = prefiltered(
+# Anchored at the start, so cheap as it is: no prefilter in front.
+_LABEL_RE = re.compile(
     r"^\W{0,4}(?P<label>" + "|".join(f"(?P<{k}>{'|'.join(v)})" for k, v in _LABELS.items()) + r")\W{0,2}\s*[:：]\s*",
     re.IGNORECASE,
 )
@@ -174,7 +175,7 @@ _HEDGE_RE = _cue_regex(
 # Guesses the hedge table's whole words miss: "应该是…" (should be = probably), "…だと思います".
 _GUESS_RE = prefiltered(r"应该是|估计|怀疑|と思います|と思われ|ようです|みたいです|것 같|듯합니다|것으로 보입니다")
 # Narration of what the agent is about to do, at a sentence's start: not a result.
-NARRATION = prefiltered(
+NARRATION = re.compile(
     r"^(let me|let's|i'll|i will|now i|first,|next,|i'm going to|going to|让我|我来|我先|まず|次に|확인해|먼저)", re.I
 )
 # A plan anywhere in a sentence ("…so I'll fix the hook", "should fix the apply"): never a fix.
