@@ -170,6 +170,26 @@ def word_groups(prompt: str) -> list[list[str]]:
     return groups
 
 
+SPELLINGS = 16  # an identifier's parts are written out in at most this many ways
+
+
+@lru_cache(maxsize=4096)
+def spelled_out(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """An identifier's parts as a memory writes them out in a row, in order, each in any of
+    its inflections (PythonOperator → " python operator ", " python operators " …), as
+    token streams hold them; the plain words alone past SPELLINGS ways."""
+    if len(parts) < 2:
+        return ()
+    ways = [[]]
+    for part in parts:
+        forms = word_forms(part)
+        ways = [[*w, f] for w in ways for f in forms]
+        if len(ways) > SPELLINGS:
+            ways = [list(parts)]
+            break
+    return tuple(f" {' '.join(w)} " for w in ways)
+
+
 def joined(prompt: str, terms: Sequence[str], df: dict[str, int]) -> tuple[list[str], list[list[str]]]:
     """The terms without the joined pairs no memory holds, and the prompt's word groups,
     a held pair (timeout of "time out") with its two words as one identifier has its parts."""

@@ -20,7 +20,8 @@ shares the prompt's *content* words, not its filler. The steps:
    and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
    counted once; the parts of an identifier no memory holds count half (a memory about
    customers is not about customer_id), and a memory holding nothing else of the prompt
-   is not about it.
+   is not about it, unless it writes all the parts in a row, in order, in any inflection
+   (PythonOperator: "Python operators"): then it holds the identifier itself.
 3. The floor: a memory must hold a deciding word, and two of the prompt's words (one
    not broad) or a strong one (a deciding word in its title, description or tags that is
    not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
@@ -58,7 +59,7 @@ from datetime import datetime
 
 from daemon.memory import stopwords, tokenize
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
-    STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, word_forms, word_groups,
+    STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, spelled_out, word_forms, word_groups,
 )
 from daemon.memory.stopwords import is_action, is_broad, is_stop  # noqa: F401
 from daemon.memory.index import SearchIndex
@@ -111,8 +112,7 @@ def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[l
     are found among the terms (camelCase is not)."""
     present = set(terms)
     owner: dict[str, str] = {}
-    if not groups:
-        groups = [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
+    groups = groups or _groups(terms)
     for whole, *parts in groups:
         for part in parts:
             if part in present and part != whole and whole in present:
@@ -124,6 +124,11 @@ def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[l
         if term != key:
             units[key].append(term)
     return list(units.values())
+
+
+def _groups(terms: Sequence[str]) -> list[list[str]]:
+    """The word groups of the terms' compounds, without the prompt (camelCase is not one)."""
+    return [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,9 @@ class _Prompt:
     # index holds can be in a memory.
     probes: tuple[tuple[float, tuple[tuple[tuple[str, ...], float, bool, bool, bool, bool], ...]], ...] = ()
     unit_weight: tuple[float, ...] = ()  # per unit of `probes`: its weightiest word's
+    # per unit of `probes`: an unheld identifier's parts written out in a row (" python
+    # operators " for PythonOperator, `prompt_terms.spelled_out`); empty for other units
+    spelled: tuple[tuple[str, ...], ...] = ()
 
 
 def _prompt(
@@ -177,7 +185,8 @@ def _prompt(
     else:
         decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
-    probes, own = [], set()
+    spellings = {whole: spelled_out(tuple(rest)) for whole, *rest in (groups or _groups(terms)) if whole in unheld}
+    probes, own, spelled = [], set(), []
     for unit in units:
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
@@ -190,9 +199,10 @@ def _prompt(
             if any(held[t] and t in said for t in unit):
                 own.add(len(probes))
             probes.append((share, members))
+            spelled.append(spellings.get(unit[0], ()))
     whole = sum(unit_weights[:COVER_TERMS]) or 1.0
     heaviest = tuple(max(m[1] for m in members) for _, members in probes)
-    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest)
+    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled))
 
 
 def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]]:
@@ -231,6 +241,7 @@ class _Evidence(NamedTuple):
     decides: bool  # a deciding word anywhere
     specific: bool  # a word that is not broad anywhere
     evidence: int  # units held, but an action in the body only (a word in passing)
+    full: bool = False  # a unit held in full: not only parts of an identifier no memory holds
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
@@ -244,7 +255,16 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     counted = 0  # units held by more than an action in passing
     strong = broad_head = decides = specific = False
     broad_titled = 0  # units of broad deciding words (no actions) in the title, description or tags
+    full = False
     for number, (share, members) in enumerate(prompt.probes):
+        # an unheld identifier's parts in a row, in order (Python operators: PythonOperator)
+        # are that identifier: in full, and strong evidence when one of them decides
+        spelled = share < 1.0 and any(p in head or p in body for p in prompt.spelled[number])
+        if spelled:
+            share = 1.0
+            if any(decisive for _, _, decisive, *_ in members):
+                strong = True
+                titled.add(number)
         top = best = 0.0
         real = top_seen = False
         for probes, weight, decisive, identifier, broad, action in members:
@@ -273,9 +293,10 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
             covered += share * best
             matched.add(number)
             counted += real
+            full = full or share == 1.0
     # two broad words in a title are a topic (SSH agent forwarding breaks inside tmux)
     strong = strong or broad_titled >= 2
-    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted)
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full)
 
 
 def score_candidates(
@@ -319,7 +340,7 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
     one: the paste confirms, it does not pick a memory alone (a library's frame, a word of
     an error message in passing)."""
     matched = found.matched
-    if not found.decides or not any(prompt.probes[u][0] == 1.0 for u in matched):  # not only parts of unheld identifiers
+    if not found.decides or not found.full:  # not only parts of unheld identifiers
         return False
     if prompt.said and not matched & prompt.said:
         return False

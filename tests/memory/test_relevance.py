@@ -86,6 +86,20 @@ def test_a_memory_holding_only_parts_of_identifiers_no_memory_holds_is_not_shown
     assert shown(index, roots, "the customer dedupe job is slow, KeyError on the hashed key") == ("dd",)
 
 
+def test_an_identifier_no_memory_holds_is_held_when_a_memory_writes_its_parts_in_a_row(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    write_memory(project_root.path, "decision/dbt.md", "title: Transformations live in dbt models, not in Airflow Python operators\nkind: decision\nid: dbt",
+                 "SQL transformations moved to dbt; Airflow only triggers dbt run.")  # fmt: skip
+    write_memory(project_root.path, "fact/apart.md", "title: The operator of the night shift\nkind: fact\nid: apart",
+                 "Python scripts are run by the operator on call.")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    # PythonOperator: python, operator, each in a row in one memory (in any inflection), apart in the other
+    assert shown(index, roots, "new mart aggregation: should I write it as a PythonOperator?") == ("dbt",)
+    assert {" python operator ", " python operators "} <= set(relevance.spelled_out(("python", "operator")))
+
+
 def test_word_forms_are_inflections_with_the_words_stem() -> None:
     from daemon.memory import wordforms
 
