@@ -14,8 +14,9 @@ stand for it:
 - a small glossary of core concepts in English, Chinese, Japanese and Korean (time, 時刻,
   时间, 시간; migration, マイグレーション, 迁移, 마이그레이션 …), so that a question asked in
   one language finds a memory written in another, with the words developers use for one
-  symptom (stuck, hang, queued; crash, panic; firewall, security group) and status codes
-  (429, 504). A CJK word of the glossary stands as
+  symptom (stuck, hang, queued; crash, panic; firewall, security group), the everyday
+  words a colleague hears as one (money, amount, currency, 金額; login, sign in; email,
+  mail) and status codes (429, 504). A CJK word of the glossary stands as
   one unit of the prompt (its character bigrams are matched as a phrase, in order).
 
 Pure functions and tables; the caller looks the forms up in the index.
@@ -53,7 +54,7 @@ IRREGULAR = dict(
 CONCEPTS = """
 time 時刻 时间 時間 시간 시각
 timestamp タイムスタンプ 时间戳 타임스탬프 ts
-timezone tz タイムゾーン 时区 시간대
+timezone tz time+zone タイムゾーン 时区 시간대
 nanosecond ns ナノ秒 纳秒 나노초
 microsecond µs マイクロ秒 微秒 마이크로초
 millisecond ms ミリ秒 毫秒 밀리초
@@ -91,8 +92,7 @@ handler ハンドラ ハンドラー 핸들러
 schema スキーマ 스키마
 rounding 丸め 舍入 반올림
 float 浮動小数点 浮点 부동소수점
-amount 金額 金额 금액
-money お金 金钱 돈
+money amount currency monetary お金 金額 金额 金钱 货币 通貨 돈 금액 통화
 screen 画面 屏幕 화면
 domain ドメイン 域名 도메인
 dns 名前解決 域名解析
@@ -192,6 +192,29 @@ pool プール 连接池
 drift ドリフト 漂移 드리프트
 console コンソール 控制台 콘솔
 hostname ホスト名 主机名 호스트명
+tax vat 税金 消費税 税费 增值税 세금 부가세
+discount 割引 折扣 할인
+login signin sign+in ログイン 登录 로그인
+logout signout sign+out ログアウト 登出 로그아웃
+email mail メール 邮件 电子邮件 이메일
+upload アップロード 上传 업로드
+download ダウンロード 下载 다운로드
+backup バックアップ 备份 백업
+encryption encrypt encrypted 暗号化 加密 암호화
+search 検索 搜索 검색
+filter フィルタ フィルター 过滤 筛选 필터
+sort ソート 排序 정렬
+pagination paginate paging ページネーション 分页 페이지네이션
+transaction トランザクション 事务 트랜잭션
+browser ブラウザ ブラウザー 浏览器 브라우저
+port ポート 端口 포트
+proxy プロキシ 代理服务器 프록시
+regex regexp 正規表現 正则表达式 정규식
+process プロセス 进程 프로세스
+deadlock デッドロック 死锁 교착상태
+string 文字列 字符串 문자열
+integer int 整数 정수
+boolean bool 真偽値 布尔 불리언
 """
 
 _LATIN = re.compile(r"[a-zµ]+")

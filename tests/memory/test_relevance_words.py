@@ -123,3 +123,16 @@ def test_developer_words_are_found_across_languages_and_a_file_format_is_broad(
     assert shown(index, roots, "客户去重的任务又跑了四十分钟，之前是怎么优化的？") == ("dedupe",)
     assert shown(index, roots, "PR: enable minifyEnabled for release builds") == ("proguard",)
     assert shown(index, roots, "Go で JSON をパースする一番簡単な方法") == ()  # JSON alone names no topic
+
+
+def test_everyday_concepts_a_colleague_hears_as_one(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    _put(project_root, "money", "decision", "Money is rust_decimal::Decimal, never a float", "Rounding of the VAT sums happens once, at the end.")
+    _put(project_root, "signin", "gotcha", "Login redirects drop the next parameter", "The redirect after the login page loses ?next.")
+    _put(project_root, "other", "fact", "Nightly jobs run at two", "The scheduler starts them.")
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    # an amount, a currency, 金額 are money; signing in is the login
+    assert shown(index, roots, "what type should the amount be?") == ("money",)
+    assert shown(index, roots, "請求の金額はどの型で持つ？") == ("money",)
+    assert shown(index, roots, "after sign in the next param is gone") == ("signin",)
+    assert wordforms.concept_of("currency") == wordforms.concept_of("amount")
