@@ -96,6 +96,8 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
     cpu = (time.process_time() - cpu) / len(thirteen)
     print(f"session start, a new 13-word prompt    {ms(walls)}   target p95 < 5 ms"
           f"  (CPU {cpu * 1000:.2f} ms a request, server and client; load {os.getloadavg()[0]:.1f})")
+    busy = [" ".join(f"{corpus.sentence()} {corpus.sentence()}".split()[:13]) for _ in range(max(1, n // 5))]
+    print(f"  … with a busy worker thread beside   {ms(beside_a_busy_thread(get, busy))}   (the daemon's GIL switch interval)")
     rebuilt = []
     note = project / ".memory" / "lesson" / "bench-touch.md"
     for i in range(20):
@@ -121,6 +123,31 @@ def bench_socket(home: Path, project: Path, n: int) -> Path:  # noqa: PLR0915
     with SearchIndex(paths.index_db) as index:
         index.update_file_report(note, MemoryRoot(project / ".memory", "project"))
     return sock
+
+
+def beside_a_busy_thread(get, prompts: list[str]) -> list[float]:  # noqa: ANN001 - bench_socket's get
+    """Wall times of `get` while another thread runs Python flat out, as the daemon's worker
+    does during a capture pass, with the daemon's GIL switch interval."""
+    import threading
+
+    from daemon.service.context_server import SWITCH_INTERVAL_S
+
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(i * i for i in range(1000))
+
+    default = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    worker = threading.Thread(target=spin, daemon=True)
+    worker.start()
+    try:
+        return [get(q) for q in prompts]
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(default)
 
 
 def bench_fallback(home: Path, project: Path, runs: int) -> None:

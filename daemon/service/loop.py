@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -112,7 +113,10 @@ class Daemon:
                 lock.release()
 
     def _serve(self) -> int:
+        from daemon.service.context_server import SWITCH_INTERVAL_S
+
         self.log.info("daemon.starting", pid=os.getpid(), db=str(self.config.paths.opencode_db))
+        sys.setswitchinterval(SWITCH_INTERVAL_S)  # a session's context answer beside a busy worker
         try:
             self._start()
             self._start_socket()
