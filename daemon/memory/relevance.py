@@ -258,11 +258,12 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     full = False
     for number, (share, members) in enumerate(prompt.probes):
         # an unheld identifier's parts in a row, in order (Python operators: PythonOperator)
-        # are that identifier: in full, and strong evidence when one of them decides
+        # are that identifier: in full, and strong evidence when one of them decides and is
+        # not broad (docker compose for docker-compose is two tools, not a topic)
         spelled = share < 1.0 and any(p in head or p in body for p in prompt.spelled[number])
         if spelled:
             share = 1.0
-            if any(decisive for _, _, decisive, *_ in members):
+            if any(decisive and not broad for _, _, decisive, _, broad, _ in members):
                 strong = True
                 titled.add(number)
         top = best = 0.0

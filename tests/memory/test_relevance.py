@@ -98,6 +98,10 @@ def test_an_identifier_no_memory_holds_is_held_when_a_memory_writes_its_parts_in
     # PythonOperator: python, operator, each in a row in one memory (in any inflection), apart in the other
     assert shown(index, roots, "new mart aggregation: should I write it as a PythonOperator?") == ("dbt",)
     assert {" python operator ", " python operators "} <= set(relevance.spelled_out(("python", "operator")))
+    # two tools written out (docker compose) are the identifier, but no topic of their own
+    write_memory(project_root.path, "fact/compose.md", "title: Run docker compose with the dev profile\nkind: fact\nid: compose", "Locally.")
+    index.sync_root(project_root)
+    assert shown(index, roots, "docker-compose: where is the override file?") == ()
 
 
 def test_word_forms_are_inflections_with_the_words_stem() -> None:
