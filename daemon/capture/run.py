@@ -433,6 +433,14 @@ def _fallback(p: _Pass, job: _Job) -> Distilled | DistillError:
         return err
 
 
+def _keep_for_review(p: _Pass, job: _Job) -> None:
+    """A junk verdict's transcript is written whatever the session's age: `memoryd list
+    --junk` reads why from it (a greeting is a few lines), until the retention sweeps it."""
+    if job.transcript.text and p.capture.settings.capture.transcript_days > 0 and not _keeps_transcript(p, job.info):
+        with p.capture.state.fence.guard():
+            write_if_changed(p.capture.transcripts_dir / f"{job.info.id}.md", job.transcript.text, durable=False)
+
+
 def _commit_batch(p: _Pass) -> None:
     """Make the batch's notes durable, then record them: one sync, one transaction.
 
@@ -457,6 +465,7 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     verdict = lifecycle.Verdict(job.transcript.hash, result.distiller, result.prompt_version, needs_upgrade)
     now_ms = int(capture.clock() * 1000)
     if result.junk:
+        _keep_for_review(p, job)
         p.to_commit.append(lifecycle.done(record, info, verdict, now_ms))
         p.report.junk.append(info.id)
         p.detail("session.junk", session_id=info.id, title=info.title)

@@ -55,7 +55,7 @@ class Built:
     """A worker's answer for one session: its transcript and, when it needs one, its note.
 
     With a note, the transcript comes without its entries (the pass has no use for them),
-    and without its text when the pass keeps no transcript file for it."""
+    and without its text when the pass keeps no transcript file for it (a junk verdict's it keeps)."""
 
     transcript: Transcript
     distilled: Distilled | None  # None: not needed (same transcript), or the distiller failed (the pass runs it again)
@@ -111,8 +111,9 @@ def _build(job: _Job) -> Built | None:
     except DistillError:
         return Built(transcript, None)  # the pass's distiller runs it again and records the failure
     rendered = None if distilled.junk else render(transcript.session, distilled, worker.extract_memories)
-    # Sent back to the pass: what it uses of the transcript, no more.
-    slim = replace(transcript, entries=(), text=transcript.text if job.keep_text else "")
+    # Sent back to the pass: what it uses of the transcript, no more (a junk verdict's
+    # text is kept for `memoryd list --junk` to explain).
+    slim = replace(transcript, entries=(), text=transcript.text if job.keep_text or distilled.junk else "")
     return Built(slim, distilled, rendered)
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from daemon.capture.lifecycle import Identity
 from daemon.capture.plan import DAY_MS, PassOptions, keeps_transcript
 from daemon.capture.retention import expired
+from daemon.capture.skipped import skipped_sessions
 from daemon.opencode.source import SessionInfo
+from daemon.state import StateDB
 from tests.capture.helpers import distill_once, max_time
 
 
@@ -63,8 +65,24 @@ def test_a_backfill_of_sessions_past_retention_writes_notes_but_no_transcripts(h
     again = distill_once(clock=_clock(fixture_db, 30), options=PassOptions(force=True))
     assert sorted(again.distilled) == sorted(first.distilled)
     assert all(Path(p).exists() for p in again.notes.values())
-    assert not list(folder.glob("*.md"))
+    assert again.junk and sorted(p.stem for p in folder.glob("*.md")) == sorted(again.junk)  # kept: see below
     # Asked for one session, its transcript is written whatever its age.
     one = Path(stale[0]).stem
     distill_once(clock=_clock(fixture_db, 30), options=PassOptions(session_id=one, force=True))
-    assert [p.stem for p in folder.glob("*.md")] == [one]
+    assert one in [p.stem for p in folder.glob("*.md")]
+
+
+def test_a_junk_verdict_past_retention_still_says_why(home, fixture_db, fixture_sessions):
+    # `memoryd list --junk` explains a verdict from its transcript: a backfill of old
+    # history keeps a junk session's (a few lines), not the notes' ones.
+    report = distill_once(clock=_clock(fixture_db, 30))
+    greeting = fixture_sessions["junk-hello"]["session"]
+    assert greeting in report.junk and report.distilled
+    kept = [p.stem for p in (home.state_dir / "transcripts").glob("*.md")]
+    assert sorted(kept) == sorted(report.junk)
+    state = StateDB(home.state_dir / "state.db")
+    try:
+        reasons = {s.session_id: s.reason for s in skipped_sessions(state, home.state_dir / "transcripts")}
+    finally:
+        state.close()
+    assert reasons[greeting].startswith("only greetings")
