@@ -243,9 +243,9 @@ def test_readers_are_not_blocked_by_a_writer_and_writers_wait_their_turn(global_
     holder.execute("BEGIN IMMEDIATE")
     release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
     try:
-        started = time.perf_counter()
+        # The writer holds its lock until after this read: a read that waited for it
+        # would end in "database is locked", not in the hit (WAL: readers never wait).
         assert titles(index.search("wombat", [global_root], now=NOW)) == ["A"]
-        assert time.perf_counter() - started < 0.2  # WAL: the read did not wait
         write_memory(global_root.path, "fact/b.md", "title: B", "wombat")
         release.start()
         assert index.sync_root(global_root) == 1  # waited for the lock, then wrote
