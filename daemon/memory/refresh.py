@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from daemon.memory.compile import CompileReport, compile_report, sync_and_compile
 from daemon.memory.gitignore import GITIGNORE, ensure_gitignore
-from daemon.memory.roots import MemoryRoot
+from daemon.memory.roots import MemoryRoot, classify_path
 
 if TYPE_CHECKING:
     from daemon.memory.index import SearchIndex, SyncReport
@@ -58,14 +58,20 @@ def refresh_paths(
     indexing changed before (a capture pass's notes, indexed from memory), compiled too."""
     from daemon.memory.index import SyncReport
 
-    reports = [index.update_file_report(path, root) for path in sorted(set(paths))]
+    named = sorted(set(paths))
+    reports = [index.update_file_report(path, root) for path in named]
     changed = SyncReport(
         sum(r.changed for r in reports),
         set().union(*(r.categories for r in reports)),
         frozenset().union(*(r.paths for r in reports)),
         any(r.root_tables for r in reports),
     ).merged(synced)
-    compiled = compile_report(root, index, changes=changed) if changed.changed else CompileReport(root)
+    # A named memory the index already knew (a sweep, a sink fill or `memoryd status`
+    # synced it first) still gets its index.md line checked: else its edit is indexed
+    # but never compiled. A line that already says it is not rewritten.
+    known = {str(p) for p in named if str(p) not in changed.paths and p.exists() and classify_path(root, p) == "memory"}
+    lines = SyncReport(changed.changed, changed.categories | {Path(p).parent.name for p in known}, changed.paths | known, changed.root_tables)
+    compiled = compile_report(root, index, changes=lines) if lines.paths or changed.changed else CompileReport(root)
     if ensure_gitignore(root):
         compiled.written.append(root.path / GITIGNORE)
     return TreeRefresh(changed.changed, compiled)

@@ -117,3 +117,24 @@ def test_refresh_paths_reads_only_the_named_files_and_writes_nothing_when_they_d
         b.unlink()
         assert refresh_paths(index, root, {b}).changed == 1
         assert "Host is" not in index_md.read_text()
+
+
+def test_an_edit_another_sync_indexed_first_is_still_compiled_when_its_event_arrives(tmp_path):
+    # The sweep (or a sink fill, or `memoryd status`) may sync the index between a
+    # person's edit and the watcher's event: the event finds the index current, and the
+    # edit must still reach index.md (it once stayed stale until the next edit).
+    from daemon.memory.index import SearchIndex
+    from daemon.memory.refresh import refresh_paths, refresh_tree
+    from daemon.memory.roots import MemoryRoot
+
+    root = MemoryRoot(tmp_path / "tree", "global")
+    a = write_memory(root.path, "fact/a.md", "title: API port 8082\nkind: fact\nid: a")
+    with SearchIndex(tmp_path / "index.db") as index:
+        refresh_tree(index, root)
+        index_md = root.path / "fact" / "index.md"
+        a.write_text("---\ntitle: API port 8083\nkind: fact\nid: a\n---\n\nBody.\n")
+        assert index.sync_root(root) == 1  # the sweep got there first, and compiles nothing of it
+        done = refresh_paths(index, root, {a})
+        assert done.changed == 0 and index_md in done.written
+        assert "API port 8083" in index_md.read_text() and "8082" not in index_md.read_text()
+        assert refresh_paths(index, root, {a}).written == []  # already said: nothing rewritten
