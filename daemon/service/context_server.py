@@ -355,7 +355,7 @@ def request(path: Path, method: str, target: str, body: dict[str, Any] | None = 
     head = f"{method} {target} HTTP/1.1\r\nHost: memoryd\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        _connect(sock, path, timeout)
+        connect(sock, path, timeout)
         sock.sendall(head.encode() + payload)
         chunks = []
         while chunk := sock.recv(65536):
@@ -366,7 +366,7 @@ def request(path: Path, method: str, target: str, body: dict[str, Any] | None = 
     return status, json.loads(content or b"{}")
 
 
-def _connect(sock: socket.socket, path: Path, timeout: float) -> None:
+def connect(sock: socket.socket, path: Path, timeout: float) -> None:
     """Connect, waiting out a full listen queue (a burst of sessions starting at once: a
     unix socket answers EAGAIN then, where TCP would make the client wait)."""
     deadline = time.monotonic() + timeout

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from daemon.config import Config, load_settings
-from daemon.service.context_server import ContextServer, request
+from daemon.service.context_server import ContextServer, connect, request
 from tests.capture.helpers import add_message
 from tests.conftest import OPENCODE_FIXTURE
 from tests.service.conftest import wait_for
@@ -190,12 +190,7 @@ def raw(path: Path, data: bytes, timeout: float = 5.0, read: bool = True) -> byt
     """Send `data` as is on a fresh connection; return all that comes back until close."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        for _ in range(100):
-            try:
-                sock.connect(str(path))
-                break
-            except BlockingIOError:  # the listen queue is full for a moment: as a client would, retry
-                time.sleep(0.02)
+        connect(sock, path, timeout)  # a full listen queue waited out, as `request` does
         sock.sendall(data)
         if not read:
             return b""
