@@ -339,13 +339,11 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
         return None
     # The model input is persisted (already scrubbed) before any model sees it (a worker's
     # extractive note may come first: nothing of it has left the machine).
-    # Derived data: no fsync of its own (the batch is synced before it is recorded).
-    kept = capture.transcripts_dir / f"{info.id}.md"
-    with capture.state.fence.guard():
-        if keep:
-            write_if_changed(kept, transcript.text, durable=False)
-        else:
-            kept.unlink(missing_ok=True)  # an older one is not left standing for this transcript
+    if keep:
+        _write_transcript(p, info.id, transcript.text)
+    else:
+        with capture.state.fence.guard():  # an older one is not left standing for this transcript
+            (capture.transcripts_dir / f"{info.id}.md").unlink(missing_ok=True)
     base = record or SessionRecord(session_id=info.id)
     record = replace(base, project_dir=info.directory, title=info.title)
     return _Job(info, record, transcript, built.distilled, built.rendered) if built else _Job(info, record, transcript)
@@ -437,8 +435,13 @@ def _keep_for_review(p: _Pass, job: _Job) -> None:
     """A junk verdict's transcript is written whatever the session's age: `memoryd list
     --junk` reads why from it (a greeting is a few lines), until the retention sweeps it."""
     if job.transcript.text and p.capture.settings.capture.transcript_days > 0 and not _keeps_transcript(p, job.info):
-        with p.capture.state.fence.guard():
-            write_if_changed(p.capture.transcripts_dir / f"{job.info.id}.md", job.transcript.text, durable=False)
+        _write_transcript(p, job.info.id, job.transcript.text)
+
+
+def _write_transcript(p: _Pass, session_id: str, text: str) -> None:
+    # Derived data: no fsync of its own (the batch is synced before it is recorded).
+    with p.capture.state.fence.guard():
+        write_if_changed(p.capture.transcripts_dir / f"{session_id}.md", text, durable=False)
 
 
 def _commit_batch(p: _Pass) -> None:
