@@ -91,7 +91,12 @@ def _options(items: list) -> list[frozenset[Word]]:
 
 def necessary_words(pattern: re.Pattern[str]) -> frozenset[Word]:
     """Folded words, one of which every match of `pattern` holds; empty when no such set is known."""
-    return _best(_options(list(sre_parse.parse(pattern.pattern, pattern.flags)))) or frozenset()
+    return _words_of(pattern.pattern, pattern.flags)
+
+
+def _words_of(source: str, flags: int) -> frozenset[Word]:
+    # The parse alone (no compile): a worker process reads a few thousand alternatives at start-up.
+    return _best(_options(list(sre_parse.parse(source, flags)))) or frozenset()
 
 
 def _key(word: Word) -> str | Word:
@@ -100,7 +105,7 @@ def _key(word: Word) -> str | Word:
 
 
 class _Finder:
-    """Which of some words a folded text holds: the literal ones in one Aho-Corasick pass, the others by a regex each."""
+    """Whether a folded text holds any of some words: the literal ones in one Aho-Corasick pass, the others by a regex each."""
 
     def __init__(self, words: Iterable[Word]) -> None:
         self._automaton = None
@@ -112,10 +117,6 @@ class _Finder:
             self._automaton.make_automaton()
         self._patterned = [(w, re.compile("".join(a if a == _DIGIT else re.escape(a) for a in w)).search)
                            for w in words if _DIGIT in w]  # fmt: skip
-
-    def held(self, folded: str) -> set[str | Word]:
-        found: set[str | Word] = {text for _, text in self._automaton.iter(folded)} if self._automaton else set()
-        return found | {w for w, search in self._patterned if search(folded)}
 
     def any(self, folded: str) -> bool:
         if self._automaton is not None and next(self._automaton.iter(folded), None) is not None:
@@ -151,34 +152,59 @@ _GLOBAL_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
 
 class _Split:
     """A pattern's top-level alternatives, grouped by the words that let them match: an
-    alternative holds one of its own words, so only those of the words a text holds can match it."""
+    alternative holds one of its own words, so only those of the words a text holds can match it.
 
-    def __init__(self, owners: dict[str | Word, re.Pattern[str]], words: Iterable[Word]) -> None:
-        self._owners = owners
-        self._finder = _Finder(words)
+    A group's regex is compiled the first time a text holds one of its words: most groups
+    of a cue table are never tried in a process, and compiling them all costs a worker's
+    start-up a tenth of a second."""
+
+    def __init__(self, pieces: list[str], flags: int, owned: dict[str | Word, tuple[int, ...]]) -> None:
+        self._pieces, self._flags = pieces, flags
+        self._compiled: dict[tuple[int, ...], Callable[[str], re.Match[str] | None]] = {}
+        self._automaton = None  # literal word → the group (piece indexes) it lets match
+        literal = {word: group for word, group in owned.items() if isinstance(word, str)}
+        if literal:
+            self._automaton = ahocorasick.Automaton()
+            for word, group in literal.items():
+                self._automaton.add_word(word, group)
+            self._automaton.make_automaton()
+        self._patterned = [(re.compile("".join(a if a == _DIGIT else re.escape(a) for a in word)).search, group)
+                           for word, group in owned.items() if not isinstance(word, str)]  # fmt: skip
 
     @classmethod
     def of(cls, pattern: re.Pattern[str]) -> _Split | None:
         """None for a pattern that is one alternative, or has one without a word: the whole pattern is tried."""
         pieces = alternatives(_GLOBAL_FLAGS.sub("", pattern.pattern))
-        words_of = [necessary_words(re.compile(piece, pattern.flags)) for piece in pieces]
+        words_of = [_words_of(piece, pattern.flags) for piece in pieces]
         if len(pieces) < 2 or not all(words_of):
             return None
         owned: dict[str | Word, list[int]] = {}
         for index, words in enumerate(words_of):
             for word in words:
                 owned.setdefault(_key(word), []).append(index)
-        compiled = {key: re.compile("|".join(f"(?:{pieces[i]})" for i in key), pattern.flags)
-                    for key in {tuple(v) for v in owned.values()}}  # fmt: skip
-        return cls({k: compiled[tuple(v)] for k, v in owned.items()}, {w for ws in words_of for w in ws})
+        return cls(pieces, pattern.flags, {word: tuple(group) for word, group in owned.items()})
+
+    def _search(self, group: tuple[int, ...]) -> Callable[[str], re.Match[str] | None]:
+        search = self._compiled.get(group)
+        if search is None:
+            joined = "|".join(f"(?:{self._pieces[i]})" for i in group)
+            search = self._compiled[group] = re.compile(joined, self._flags).search
+        return search
 
     def found(self, text: str) -> bool:
-        tried = set()
-        for word in self._finder.held(fold(text)):
-            owner = self._owners[word]
-            if owner not in tried:
-                tried.add(owner)
-                if owner.search(text):
+        folded = fold(text)
+        tried: set[tuple[int, ...]] = set()
+        if self._automaton is not None:
+            # Each occurrence of a word names its group: the first group that matches answers.
+            for _, group in self._automaton.iter(folded):
+                if group not in tried:
+                    tried.add(group)
+                    if self._search(group)(text):
+                        return True
+        for search, group in self._patterned:
+            if group not in tried and search(folded):
+                tried.add(group)
+                if self._search(group)(text):
                     return True
         return False
 
