@@ -46,6 +46,16 @@ def _root(key: str, scope: str) -> MemoryRoot:
     return MemoryRoot.of_key(key, scope)
 
 
+# Where each of SELECT's columns is in a row that starts with them (index_schema decides
+# the order; read from it, so a column added there moves nothing here).
+_NAMES = [column.strip().removeprefix("d.") for column in SELECT.split(",")]
+_WIDTH = len(_NAMES)
+(_PATH, _ROOT, _SCOPE, _CATEGORY, _ID, _TITLE, _DESCRIPTION, _KIND, _TAGS, _SCENARIOS, _HARD_RULE,
+ _CREATED, _UPDATED, _EXPIRES, _MTIME, _HASH, _PROJECT) = (_NAMES.index(name) for name in (
+    "path", "root", "scope", "category", "id", "title", "description", "kind", "tags", "scenarios", "hard_rule",
+    "created", "updated", "expires", "mtime", "hash", "project"))  # fmt: skip
+
+
 def _json_list(text: str) -> tuple[str, ...]:
     return () if text == "[]" else tuple(json.loads(text))
 
@@ -64,27 +74,30 @@ class IndexQueries(SearchQueries):
         sql = f"SELECT coalesce(sum(docs), 0) FROM tally WHERE root IN ({marks})"
         return self._db.execute(sql, [r.key for r in roots]).fetchone()[0]
 
-    def _memory(self, row: sqlite3.Row, roots: dict[str, MemoryRoot]) -> Memory:
-        root = roots.get(row["root"])
+    def _memory(self, row: Sequence, roots: dict[str, MemoryRoot], at: int = 0) -> Memory:
+        """The Memory of a row holding SELECT's columns from position `at` (a Row or a tuple).
+        By position: a Row's lookup by name compares every column's name, on every field."""
+        c = row[at : at + _WIDTH]
+        root = roots.get(c[_ROOT])
         if root is None:
-            root = roots[row["root"]] = _root(row["root"], row["scope"])
+            root = roots[c[_ROOT]] = _root(c[_ROOT], c[_SCOPE])
         return Memory(
-            path=Path(row["path"]),
+            path=Path(c[_PATH]),
             root=root,
-            category=row["category"],
-            id=row["id"],
-            title=row["title"],
-            description=row["description"],
-            kind=row["kind"],
-            tags=_json_list(row["tags"]),
-            scenarios=_json_list(row["scenarios"]),
-            hard_rule=bool(row["hard_rule"]),
-            created=parse_time(row["created"]),
-            updated=parse_time(row["updated"]),
-            expires=parse_time(row["expires"]),
-            content_hash=row["hash"],
-            mtime=row["mtime"],
-            project=row["project"],
+            category=c[_CATEGORY],
+            id=c[_ID],
+            title=c[_TITLE],
+            description=c[_DESCRIPTION],
+            kind=c[_KIND],
+            tags=_json_list(c[_TAGS]),
+            scenarios=_json_list(c[_SCENARIOS]),
+            hard_rule=bool(c[_HARD_RULE]),
+            created=parse_time(c[_CREATED]),
+            updated=parse_time(c[_UPDATED]),
+            expires=parse_time(c[_EXPIRES]),
+            content_hash=c[_HASH],
+            mtime=c[_MTIME],
+            project=c[_PROJECT],
         )
 
     def _select(self, where: str, params: Sequence[object], order: str = "d.sort_ts DESC, d.path") -> list[Memory]:
@@ -248,7 +261,7 @@ class IndexQueries(SearchQueries):
             return []
         roots: dict[str, MemoryRoot] = {}
         sql = f"SELECT d.rowid AS row_number, {SELECT} FROM doc d WHERE d.rowid IN ({', '.join('?' * len(rowids))})"
-        found = {row["row_number"]: self._memory(row, roots) for row in self._db.execute(sql, list(rowids))}
+        found = {row["row_number"]: self._memory(row, roots, 1) for row in self._db.execute(sql, list(rowids))}
         return [found[rowid] for rowid in rowids]
 
     def count_visible(
@@ -323,19 +336,6 @@ class IndexQueries(SearchQueries):
         roots_seen: dict[str, MemoryRoot] = {}
         rows = inventory_page(self._db, roots, (where, params), limit, project=project, hard=hard_rules_too)
         return [self._memory(row, roots_seen) for row in rows]
-
-    def field_tokens(self, paths: Sequence[Path]) -> dict[str, tuple[str, ...]]:
-        """Return path → the token streams of its title, description, tags and body, each
-        with a space at both ends (a token is in one when " token " is)."""
-        if not paths:
-            return {}
-        marks = ", ".join("?" * len(paths))
-        rows = self._db.execute(
-            "SELECT d.path, t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d "
-            f"JOIN doc_text t ON t.rowid = d.rowid WHERE d.path IN ({marks})",
-            [str(p) for p in paths],
-        )
-        return {path: tuple(f" {stream} " for stream in streams) for path, *streams in rows}
 
     def expired(self, root: MemoryRoot, now: datetime) -> list[Memory]:
         """Return the memories of a root whose `expires` has passed."""

@@ -424,13 +424,13 @@ def relevant_hits(
     chosen = _search_terms(terms, forms, df, common)
     if not chosen:
         return []  # no memory holds a word of it that could decide
+    fields: dict[str, tuple[str, ...]] = {}  # the candidates' token streams, read with them
     found = index.search_any(
         " ".join(chosen), roots, CANDIDATES, now, len(chosen),
-        project=project, exclude_id=exclude_id, counts={f: df[f] for f in chosen},
+        project=project, exclude_id=exclude_id, counts={f: df[f] for f in chosen}, streams=fields,
     )  # fmt: skip
     hits = [h for h in found if not h.memory.hard_rule and h.memory.id not in skip_ids]
     if not hits:
         return []
-    fields = index.field_tokens([h.memory.path for h in hits])
     scored = score_candidates(hits, terms, fields, total, df, groups, forms, common, prose_terms(prompt, terms))
     return above_floor(scored, k)

@@ -166,6 +166,7 @@ class SearchQueries:
         project: str | None = None,
         exclude_id: str | None = None,
         counts: Mapping[str, int] | None = None,
+        streams: dict[str, tuple[str, ...]] | None = None,
     ) -> list[Hit]:
         """Return the best `limit` memories holding any of the rarest words of `text`.
 
@@ -173,7 +174,9 @@ class SearchQueries:
         nothing about which one is meant and make BM25 rank half the index, so only the
         rarest few that occur at all are searched. No hit counters: the order is stable.
         `project` filters as `visible` does; `exclude_id` leaves one memory out (a session's
-        own note); `counts` are the terms' document counts when the caller has them.
+        own note); `counts` are the terms' document counts when the caller has them;
+        `streams`, when given, gets path → each hit's token streams (title, description,
+        tags, body; a token is in one when " token " is), read with its preview.
         """
         terms = tokenize.query_tokens(text)
         if not terms or not scopes or limit < 1:
@@ -188,10 +191,11 @@ class SearchQueries:
             where += " AND d.id != ?"
             params.append(exclude_id)
         expression = " OR ".join(tokenize.quote(t) for t in chosen)
-        return self._ranked(expression, where, params, limit, {})
+        return self._ranked(expression, where, params, limit, {}, streams)
 
     def _ranked(
-        self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int]
+        self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int],
+        streams: dict[str, tuple[str, ...]] | None = None,
     ) -> list[Hit]:
         """The best `limit` visible matches of `expression`, among the RANK_CAP most recently indexed."""
         weights = ", ".join(str(w) for w in WEIGHTS)
@@ -214,23 +218,31 @@ class SearchQueries:
             score = float(f"{raw * boost:.9g}")
             ranked.append((score, -sort_ts, path, rowid))
         ranked.sort(key=lambda item: item[:3])
-        return self._hits(ranked[:limit])
+        return self._hits(ranked[:limit], streams)
 
-    def _hits(self, best: Sequence[tuple]) -> list[Hit]:
-        """(score, -sort_ts, path, rowid) winners, best first → Hits, with their previews."""
+    def _hits(self, best: Sequence[tuple], streams: dict[str, tuple[str, ...]] | None = None) -> list[Hit]:
+        """(score, -sort_ts, path, rowid) winners, best first → Hits, with their previews
+        (and their token streams into `streams`: see `search_any`)."""
         if not best:
             return []
-        # Previews live beside the token streams; read them for the winners only.
+        # Previews live beside the token streams; read them for the winners only. Plain
+        # tuples: a Row's lookup by name costs more than the Memory built from it.
         marks = ", ".join("?" * len(best))
         sql = (
-            f"SELECT d.rowid AS rowid, {SELECT}, coalesce(t.preview, '') AS preview FROM doc d "
-            f"LEFT JOIN doc_text t ON t.rowid = d.rowid WHERE d.rowid IN ({marks})"
+            f"SELECT d.rowid, {SELECT}, coalesce(t.preview, ''), t.t_title, t.t_description, t.t_tags, t.t_body "
+            f"FROM doc d LEFT JOIN doc_text t ON t.rowid = d.rowid WHERE d.rowid IN ({marks})"
         )
-        found = {row["rowid"]: row for row in self._db.execute(sql, [rowid for *_, rowid in best])}
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        found = {row[0]: row for row in cursor.execute(sql, [rowid for *_, rowid in best])}
         roots: dict[str, MemoryRoot] = {}
-        # A row another connection deleted since the ranking is no hit any more.
-        return [
-            Hit(self._memory(found[rowid], roots), found[rowid]["preview"], score)  # type: ignore[attr-defined]
-            for score, _, _, rowid in best
-            if rowid in found
-        ]
+        hits = []
+        for score, _, _, rowid in best:
+            row = found.get(rowid)
+            if row is None:  # a row another connection deleted since the ranking is no hit any more
+                continue
+            *_, preview, title, description, tags, body = row
+            hits.append(Hit(self._memory(row, roots, 1), preview, score))  # type: ignore[attr-defined]
+            if streams is not None and title is not None:  # a space at both ends: see `search_any`
+                streams[row[1]] = (f" {title} ", f" {description} ", f" {tags} ", f" {body} ")
+        return hits
