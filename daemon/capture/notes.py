@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,14 @@ def _clean(text: str, scrubbed: bool) -> str:
     return text if scrubbed else redact(text)
 
 
+@functools.lru_cache(maxsize=256)
+def _project_tag(directory: str) -> str:
+    """The tag a project's notes carry: its folder's name as a slug. Kept per folder: a
+    history has a few projects, and their notes are thousands."""
+    # The folder's name is no scrubbed text: scrubbed here, so every field of the note is.
+    return redact(slugify(project_name(directory), 40))
+
+
 def note_title(session: SessionInfo, distilled: Distilled) -> str:
     title = session.title.strip() or distilled.summary or session.id
     return _clean(title, session.scrubbed and distilled.scrubbed)[:200]
@@ -45,6 +54,7 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
     """Return the note's text and the `Document` a parse of it gives: the index takes the
     note from it without reading or parsing the file again (the frontmatter's values are
     strings and lists of strings, written so that YAML reads them back unchanged)."""
+    started = iso(session.time_created)
     meta = {
         "title": note_title(session, distilled),
         "description": _clean(distilled.summary or session.title, session.scrubbed and distilled.scrubbed)[:300],
@@ -54,17 +64,16 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
         # The project as its tree is found (the worktree top, links resolved): a global-tree
         # note and the memories taken from it are scoped by it.
         "project": canonical_project(session.directory) or session.directory,
-        "started": iso(session.time_created),
+        "started": started,
         "updated": iso(updated_ms),
-        # The folder's name is no scrubbed text: scrubbed here, so every field of the note is.
-        "tags": ["session", redact(slugify(project_name(session.directory), 40))],
+        "tags": ["session", _project_tag(session.directory)],
         "distiller": distilled.distiller,
     }
     if distilled.prompt_version:
         meta["prompt_version"] = distilled.prompt_version
     front = frontmatter_block(meta)
     provenance = (
-        f"> Source: OpenCode session `{session.id}` · started {iso(session.time_created)}"
+        f"> Source: OpenCode session `{session.id}` · started {started}"
         f" · project `{session.directory}`\n"
     )
     body = _clean(distilled.body.strip(), distilled.scrubbed)

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, replace
 
 from daemon.capture.distill.base import TOOL_ALIASES, Entry, Transcript
+from daemon.opencode import jsonrow
 from daemon.opencode.reader import SessionInfo, SessionRows
 from daemon.scrub import redact
 
@@ -76,7 +77,7 @@ def _decode(raw: bytes | str | dict, where: str, warnings: list[str]) -> dict | 
         if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
             warnings.append(f"{where}: data is not valid UTF-8; undecodable bytes replaced")
     try:
-        value = json.loads(text)
+        value = jsonrow.loads(text)
     except json.JSONDecodeError as exc:
         warnings.append(f"{where}: malformed JSON in data ({exc.msg} at char {exc.pos}); row skipped")
         return None

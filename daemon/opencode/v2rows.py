@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from daemon.opencode import jsonrow
 from daemon.opencode.source import MessageRow, PartRow
 
 # A text file attached with `opencode run --file` is inlined into the prompt.
@@ -151,7 +152,7 @@ def normalise(rows: Iterable[tuple[str, str, int, bytes]]) -> tuple[list[Message
     for row_id, kind, created, raw in rows:
         messages.append(MessageRow(row_id, int(created), {"role": _ROLES.get(kind, "user")}))
         try:
-            data = json.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
+            data = jsonrow.loads(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
         except (ValueError, TypeError):
             data = None
         if not isinstance(data, dict):

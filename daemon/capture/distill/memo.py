@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 _scope = threading.local()  # one session per thread: distillers may run in threads
+_MISSING = object()
 
 
 @contextmanager
@@ -40,11 +41,10 @@ def per_session(fn: F) -> F:
         if cache is None:
             return fn(*args)
         key = (fn, args)
-        try:
-            return cache[key]
-        except KeyError:
+        value = cache.get(key, _MISSING)  # (about half the questions are new: no KeyError raised for them)
+        if value is _MISSING:
             value = cache[key] = fn(*args)
-            return value
+        return value
 
     return remembered  # type: ignore[return-value]
 

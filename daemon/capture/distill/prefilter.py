@@ -160,15 +160,18 @@ class _Split:
 
     def __init__(self, pieces: list[str], flags: int, owned: dict[str | Word, tuple[int, ...]]) -> None:
         self._pieces, self._flags = pieces, flags
-        self._compiled: dict[tuple[int, ...], Callable[[str], re.Match[str] | None]] = {}
-        self._automaton = None  # literal word → the group (piece indexes) it lets match
-        literal = {word: group for word, group in owned.items() if isinstance(word, str)}
+        # Groups are numbered: a text's words name them by number, cheap to look up and to remember as tried.
+        self._groups = list(dict.fromkeys(owned.values()))
+        number = {group: n for n, group in enumerate(self._groups)}
+        self._searches: list[Callable[[str], re.Match[str] | None] | None] = [None] * len(self._groups)
+        self._automaton = None  # literal word → the number of the group it lets match
+        literal = {word: number[group] for word, group in owned.items() if isinstance(word, str)}
         if literal:
             self._automaton = ahocorasick.Automaton()
-            for word, group in literal.items():
-                self._automaton.add_word(word, group)
+            for word, n in literal.items():
+                self._automaton.add_word(word, n)
             self._automaton.make_automaton()
-        self._patterned = [(re.compile("".join(a if a == _DIGIT else re.escape(a) for a in word)).search, group)
+        self._patterned = [(re.compile("".join(a if a == _DIGIT else re.escape(a) for a in word)).search, number[group])
                            for word, group in owned.items() if not isinstance(word, str)]  # fmt: skip
 
     @classmethod
@@ -184,27 +187,27 @@ class _Split:
                 owned.setdefault(_key(word), []).append(index)
         return cls(pieces, pattern.flags, {word: tuple(group) for word, group in owned.items()})
 
-    def _search(self, group: tuple[int, ...]) -> Callable[[str], re.Match[str] | None]:
-        search = self._compiled.get(group)
+    def _matches(self, n: int, text: str) -> bool:
+        search = self._searches[n]
         if search is None:
-            joined = "|".join(f"(?:{self._pieces[i]})" for i in group)
-            search = self._compiled[group] = re.compile(joined, self._flags).search
-        return search
+            joined = "|".join(f"(?:{self._pieces[i]})" for i in self._groups[n])
+            search = self._searches[n] = re.compile(joined, self._flags).search
+        return search(text) is not None
 
     def found(self, text: str) -> bool:
         folded = fold(text)
-        tried: set[tuple[int, ...]] = set()
+        tried: set[int] = set()
         if self._automaton is not None:
             # Each occurrence of a word names its group: the first group that matches answers.
-            for _, group in self._automaton.iter(folded):
-                if group not in tried:
-                    tried.add(group)
-                    if self._search(group)(text):
+            for _, n in self._automaton.iter(folded):
+                if n not in tried:
+                    tried.add(n)
+                    if self._matches(n, text):
                         return True
-        for search, group in self._patterned:
-            if group not in tried and search(folded):
-                tried.add(group)
-                if self._search(group)(text):
+        for search, n in self._patterned:
+            if n not in tried and search(folded):
+                tried.add(n)
+                if self._matches(n, text):
                     return True
         return False
 
