@@ -122,6 +122,10 @@ class SearchIndex(IndexQueries):
             # Pages read in place from the OS's cache instead of copied into SQLite's own
             # (2 MB, far below a large store's index): a third of a large search's time.
             self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            # Statement journals (and sorts) in memory, not in temp files: a write through
+            # the FTS triggers journals pages already written in its transaction, and those
+            # spilled to /var/tmp at thousands of writes a batch.
+            self._db.execute("PRAGMA temp_store = MEMORY")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise_if_disk_full(exc, self.db_path)  # not unusable: full; deleting it would not help

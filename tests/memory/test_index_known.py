@@ -26,3 +26,34 @@ def test_put_many_indexes_what_was_parsed_and_a_sync_then_finds_nothing_to_do(gl
     assert report.paths == {str(p) for p in paths} and report.categories == {"sessions"}
     assert sorted(_titles(index, global_root, "pnpm")) == ["Deploy note 0", "Deploy note 1", "Deploy note 2"]
     assert index.sync_root_report(global_root).changed == 0  # the walk finds them current
+
+
+def _table(index, sql: str) -> list[tuple]:
+    return [tuple(row) for row in index._db.execute(sql)]
+
+
+def test_a_batch_put_stores_the_rows_one_at_a_time_puts_would(global_root, index, tmp_path):
+    """The batch's text rows go in as one statement: the same rows, counts and matches as
+    one put per memory, a rewritten memory's old tokens gone, a NUL in a body kept."""
+    from daemon.memory.index import SearchIndex
+
+    bodies = ["pnpm deploy step", "pnpm lint step", "cargo build\x00 step", "pnpm deploy again"]
+    paths = [write_memory(global_root.path, f"sessions/n{i}.md", f"title: Note {i}", body) for i, body in enumerate(bodies)]
+    parsed = [(read_memory(p, global_root)[0], os.stat(p)) for p in paths]
+    one_by_one = SearchIndex(tmp_path / "single.db")
+    for memory, st in parsed:
+        one_by_one.put(memory, st)
+    index.put_many(global_root, parsed[:1])
+    index.put_many(global_root, [parsed[0], parsed[1], parsed[3]])  # one statement, n0 rewritten by it
+    index.put_many(global_root, parsed[2:])  # the NUL: bound row by row
+
+    for sql in (
+        "SELECT d.path, t.preview, t.t_title, t.t_description, t.t_tags, t.t_body FROM doc d JOIN doc_text t ON t.rowid = d.rowid ORDER BY d.path",
+        "SELECT term, docs FROM term ORDER BY term",
+        "SELECT * FROM cat_tag ORDER BY root, category, tag",
+    ):
+        assert _table(index, sql) == _table(one_by_one, sql)
+    assert sorted(_titles(index, global_root, "pnpm")) == ["Note 0", "Note 1", "Note 3"]
+    assert _titles(index, global_root, "cargo") == ["Note 2"]
+    index._db.execute("INSERT INTO doc_fts (doc_fts, rank) VALUES ('integrity-check', 1)")
+    one_by_one.close()
