@@ -470,11 +470,12 @@ def context_payload(
         return {**base, "enabled": False, "reason": "[inject] enabled = false"}
     if skipped(directory, inject.skip_projects):
         return {**base, "enabled": False, "reason": "project listed in [inject] skip_projects"}
-    roots = [r for r in ws.roots("all") if r.exists()]
+    trees = [r for r in ws.roots("all") if r.exists()]
+    roots = trees
     if ws.project is not None and not any(r.scope == "project" for r in roots):
         # No project tree: its scope still holds, through the global tree's `project` fields.
         roots = [*roots, ws.project]
-    ws.refresh([r for r in roots if r.exists()])
+    ws.refresh(trees)  # those that exist (each looked at once: a stat each)
     budgets = Budgets(
         inject.inventory_chars, inject.recall_k, inject.recall_chars,
         getattr(inject, "routing_chars", Budgets.routing_chars), getattr(inject, "block_tokens", Budgets.block_tokens),

@@ -225,8 +225,15 @@ def _probes(forms: Sequence[str], df: dict[str, int]) -> tuple[tuple[str, ...], 
 
 
 def _in(probes: tuple[tuple[str, ...], tuple[tuple[str, re.Pattern], ...]], text: str) -> bool:
+    # Loops, not any() over generators: this runs for every unit of every candidate.
     plain, starts = probes
-    return any(p in text for p in plain) or any(s in text and p.search(text) for s, p in starts)
+    for probe in plain:
+        if probe in text:
+            return True
+    for probe, pattern in starts:
+        if probe in text and pattern.search(text):
+            return True
+    return False
 
 
 class _Evidence(NamedTuple):

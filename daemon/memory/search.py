@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +41,7 @@ RANK_CAP = 400  # matches ranked at most: the most recently indexed ones
 PREFIX_EXPANSIONS = 16  # words one prefix stands for, at most (the commonest first)
 PREFIX_TERMS = 8  # query words a prefix retry expands, at most
 TERMS_KEPT = 50_000  # term counts kept between prompts, at most
+RANKINGS_KEPT = 128  # search_any answers kept between prompts, at most (prompts share their rarest words)
 _SCAN_TERMS = 4000  # vocabulary entries read per prefix, at most
 _LAST = "\U0010ffff"
 
@@ -104,6 +106,23 @@ class SearchQueries:
         if kept is None or kept[0] != version:
             kept = self.__dict__["_terms_kept"] = (version, {})
         return kept[1]
+
+    def _rankings(self, now: datetime) -> OrderedDict[tuple, tuple[list[Hit], dict[str, tuple[str, ...]]]]:
+        """`search_any` answers kept while the index stays as it is and no memory expires:
+        they hold for any `now` between the last expiry at or before the `now` they were
+        made for and the next one after it (a memory expiring in between would change them)."""
+        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+        moment = now.timestamp()
+        kept = self.__dict__.get("_rankings_kept")
+        if kept is None or kept[0] != version or not kept[1] <= moment < kept[2]:
+            last, following = self._db.execute(
+                "SELECT (SELECT expires_ts FROM doc WHERE expires_ts <= ? ORDER BY expires_ts DESC LIMIT 1), "
+                "(SELECT expires_ts FROM doc WHERE expires_ts > ? ORDER BY expires_ts LIMIT 1)",
+                (moment, moment),
+            ).fetchone()
+            kept = (version, -math.inf if last is None else last, math.inf if following is None else following, OrderedDict())
+            self.__dict__["_rankings_kept"] = kept
+        return kept[3]
 
     def search(
         self,
@@ -177,6 +196,8 @@ class SearchQueries:
         own note); `counts` are the terms' document counts when the caller has them;
         `streams`, when given, gets path → each hit's token streams (title, description,
         tags, body; a token is in one when " token " is), read with its preview.
+        Kept until the index changes (see `_rankings`): a prompt's rarest words are often
+        an earlier prompt's, and the ranking is most of the cost of an answer.
         """
         terms = tokenize.query_tokens(text)
         if not terms or not scopes or limit < 1:
@@ -191,7 +212,20 @@ class SearchQueries:
             where += " AND d.id != ?"
             params.append(exclude_id)
         expression = " OR ".join(tokenize.quote(t) for t in chosen)
-        return self._ranked(expression, where, params, limit, {}, streams)
+        # Kept by what decides the answer but the time (see `_rankings`)
+        key = (expression, tuple((r.key, r.scope) for r in scopes), project, exclude_id, limit)
+        rankings = self._rankings(now)
+        kept = rankings.get(key)
+        if kept is None:
+            found: dict[str, tuple[str, ...]] = {}
+            kept = rankings[key] = (self._ranked(expression, where, params, limit, {}, found), found)
+            while len(rankings) > RANKINGS_KEPT:
+                rankings.popitem(last=False)
+        else:
+            rankings.move_to_end(key)
+        if streams is not None:
+            streams.update(kept[1])
+        return list(kept[0])
 
     def _ranked(
         self, expression: str, where: str, params: Sequence[object], limit: int, hits: Mapping[str, int],
@@ -211,12 +245,14 @@ class SearchQueries:
             f"WHERE doc_fts MATCH ? AND {where} ORDER BY doc_fts.rowid DESC LIMIT ?) ORDER BY score, sort_ts DESC LIMIT ?",
             [expression, *params, RANK_CAP, pool],
         ).fetchall()
-        ranked = []
-        for rowid, raw, sort_ts, path, memory_id in rows:
-            boost = 1 + HIT_BOOST * math.log1p(hits.get(memory_id, 0))
-            # Nine significant digits: float noise must not defeat the newest-first tie-break.
-            score = float(f"{raw * boost:.9g}")
-            ranked.append((score, -sort_ts, path, rowid))
+        # Nine significant digits: float noise must not defeat the newest-first tie-break.
+        if hits:
+            ranked = [
+                (float(f"{raw * (1 + HIT_BOOST * math.log1p(hits.get(memory_id, 0))):.9g}"), -sort_ts, path, rowid)
+                for rowid, raw, sort_ts, path, memory_id in rows
+            ]
+        else:  # no counters (a context's candidates): no boost
+            ranked = [(float(f"{raw:.9g}"), -sort_ts, path, rowid) for rowid, raw, sort_ts, path, _ in rows]
         ranked.sort(key=lambda item: item[:3])
         return self._hits(ranked[:limit], streams)
 

@@ -176,3 +176,57 @@ def test_kept_term_counts_follow_writes_by_this_connection_and_another(global_ro
 def term_table_of(index, terms) -> dict[str, int]:
     marks = ", ".join("?" * len(terms))
     return {t: d for t, d in index._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", terms)}
+
+
+def kept_ids(index, root, now, streams=None) -> list[str]:
+    roots = root if isinstance(root, list) else [root]
+    return [h.memory.id for h in index.search_any("zebra", roots, 8, now, streams=streams)]
+
+
+def test_a_kept_ranking_follows_writes_by_this_connection_and_another(global_root, index):
+    from daemon.memory.index import SearchIndex
+
+    root = global_root.path
+    write_memory(root, "fact/a.md", "title: Zebra crossing\nid: a", "zebra stripes")
+    index.sync_root(global_root)
+    streams: dict = {}
+    assert kept_ids(index, global_root, NOW, streams) == ["a"]
+    again: dict = {}
+    assert kept_ids(index, global_root, NOW, again) == ["a"] and again == streams  # kept: streams too
+    assert next(iter(streams.values()))[0] == " zebra crossing "
+
+    write_memory(root, "fact/b.md", "title: Zebra herd\nid: b", "zebra zebra")
+    index.sync_root(global_root)  # this connection writes
+    assert sorted(kept_ids(index, global_root, NOW)) == ["a", "b"]
+
+    with SearchIndex(index.db_path) as other:  # another process's connection writes
+        (root / "fact" / "a.md").unlink()
+        other.sync_root(global_root)
+    assert kept_ids(index, global_root, NOW) == ["b"]
+
+
+def test_a_kept_ranking_holds_only_until_a_memory_expires_or_stops_being_expired(global_root, index):
+    from datetime import timedelta
+
+    root = global_root.path
+    write_memory(root, "fact/a.md", "title: Zebra crossing\nid: a\nexpires: 2025-06-01T13:00:00Z", "zebra")
+    write_memory(root, "fact/b.md", "title: Zebra herd\nid: b", "zebra")
+    index.sync_root(global_root)
+    assert sorted(kept_ids(index, global_root, NOW)) == ["a", "b"]
+    assert sorted(kept_ids(index, global_root, NOW + timedelta(minutes=59))) == ["a", "b"]
+    assert kept_ids(index, global_root, NOW + timedelta(hours=1)) == ["b"]  # it expired meanwhile
+    assert kept_ids(index, global_root, NOW + timedelta(days=3)) == ["b"]
+    assert sorted(kept_ids(index, global_root, NOW)) == ["a", "b"]  # a clock set back: not expired then
+
+
+def test_kept_rankings_are_apart_per_scope_project_and_excluded_memory(global_root, project_root, index):
+    write_memory(global_root.path, "fact/g.md", "title: Zebra facts\nid: g", "zebra")
+    write_memory(project_root.path, "fact/p.md", "title: Zebra project\nid: p", "zebra")
+    index.sync_root(global_root)
+    index.sync_root(project_root)
+    both = [project_root, global_root]
+    assert kept_ids(index, project_root, NOW) == ["p"]
+    assert kept_ids(index, global_root, NOW) == ["g"]
+    assert sorted(kept_ids(index, both, NOW)) == ["g", "p"]
+    assert [h.memory.id for h in index.search_any("zebra", both, 8, NOW, exclude_id="g")] == ["p"]
+    assert sorted(kept_ids(index, both, NOW)) == ["g", "p"]
