@@ -27,9 +27,10 @@ from daemon.opencode.reader import OpenCodeReader
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.transcript import Limits, build_transcript
+from daemon.capture.transcript_files import TranscriptFiles
 from daemon.capture.treewrite import TreeWriter
 from daemon.config import Config
-from daemon.files import sync_files, write_if_changed
+from daemon.files import sync_files
 from daemon.logs import get_logger
 from daemon.memory.roots import global_tree
 from daemon.opencode.source import SessionInfo, SessionSource
@@ -157,6 +158,10 @@ class _Pass:
     # Existing notes by session id, read afresh each pass: a pull may have brought or renamed some.
     notes: NoteFinder = field(default_factory=NoteFinder)
     prefetch: workers.Prefetch | None = None  # a large pass's transcripts, built in worker processes
+    transcripts: TranscriptFiles = field(init=False)  # the pass's transcript files
+
+    def __post_init__(self) -> None:
+        self.transcripts = TranscriptFiles(self.capture.transcripts_dir, self.capture.state.fence)
 
     def tick(self, title: str) -> None:
         self.done += 1
@@ -184,6 +189,7 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     sessions, full_scope = capture.candidates(options, held=p.hold is None, now_ms=due_by)
     known_before = state.count_records() if full_scope else 0
     p.total = len(sessions)
+    p.transcripts.expect(p.total)
     # A backfill of thousands logs its sessions at debug level: the summary says enough.
     p.detail = capture.log.info if p.total <= BULK_PASS else capture.log.debug
     try:
@@ -340,10 +346,9 @@ def _build(p: _Pass, info: SessionInfo, record: SessionRecord | None) -> _Job | 
     # The model input is persisted (already scrubbed) before any model sees it (a worker's
     # extractive note may come first: nothing of it has left the machine).
     if keep:
-        _write_transcript(p, info.id, transcript.text)
+        p.transcripts.write(info.id, transcript.text)
     else:
-        with capture.state.fence.guard():  # an older one is not left standing for this transcript
-            (capture.transcripts_dir / f"{info.id}.md").unlink(missing_ok=True)
+        p.transcripts.drop(info.id)
     base = record or SessionRecord(session_id=info.id)
     record = replace(base, project_dir=info.directory, title=info.title)
     return _Job(info, record, transcript, built.distilled, built.rendered) if built else _Job(info, record, transcript)
@@ -435,13 +440,7 @@ def _keep_for_review(p: _Pass, job: _Job) -> None:
     """A junk verdict's transcript is written whatever the session's age: `memoryd list
     --junk` reads why from it (a greeting is a few lines), until the retention sweeps it."""
     if job.transcript.text and p.capture.settings.capture.transcript_days > 0 and not _keeps_transcript(p, job.info):
-        _write_transcript(p, job.info.id, job.transcript.text)
-
-
-def _write_transcript(p: _Pass, session_id: str, text: str) -> None:
-    # Derived data: no fsync of its own (the batch is synced before it is recorded).
-    with p.capture.state.fence.guard():
-        write_if_changed(p.capture.transcripts_dir / f"{session_id}.md", text, durable=False)
+        p.transcripts.write(job.info.id, job.transcript.text)
 
 
 def _commit_batch(p: _Pass) -> None:
@@ -477,8 +476,10 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     filename = made.filename if made else None
     root, path = note_path(record.note_path, info, capture.settings.notes, capture.global_root, p.notes, filename)
     text, document = (made.text, made.document) if made else note_document(info, result, info.time_updated)
-    data, previous = read_previous(path)
+    # A fresh note's file, absent from its folder's listing, is not opened to be found absent.
+    data, previous = read_previous(path) if p.notes.may_exist(path) else (b"", "")
     capture.writer.write_note(root, path, text, document, made and made.index_text, data)
+    p.notes.wrote(path)
     stated = made.stated if made else None
     capture.memories.note_written(info.id, root, path, document.fields["title"], previous, text, document.fields, stated)
     p.to_commit.append(lifecycle.done(record, info, verdict, now_ms, note_path=str(path)))

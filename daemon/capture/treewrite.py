@@ -37,6 +37,10 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
         st = os.stat(path)
     except OSError:
         return None
+    return _of(st)
+
+
+def _of(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_ino, st.st_mtime_ns, st.st_size
 
 
@@ -57,14 +61,16 @@ class OwnWrites:
         self._files: OrderedDict[Path, tuple[int, int, int] | None] = OrderedDict()
 
     @contextmanager
-    def writing(self, path: Path) -> Iterator[None]:
+    def writing(self, path: Path) -> Iterator[list[os.stat_result]]:
         """Around a write of `path`: its events are echoes while it runs and, after it,
-        as long as the file stays as the write left it."""
+        as long as the file stays as the write left it. The writer may put the stat it
+        took after the write in the list yielded: the file is then not stat'ed twice."""
+        left: list[os.stat_result] = []
         self._remember(path, _WRITING)
         try:
-            yield
+            yield left
         finally:
-            self._remember(path, _signature(path))
+            self._remember(path, _of(left[0]) if left else _signature(path))
 
     def _remember(self, path: Path, signature: tuple[int, int, int] | None) -> None:
         with self._lock:
@@ -132,11 +138,12 @@ class TreeWriter:
 
         Not synced on its own: the caller syncs the batch before recording it.
         """
-        with self.fence.guard(), self.own.writing(path):  # after the daemon's stop, not even a note
+        with self.fence.guard(), self.own.writing(path) as left:  # after the daemon's stop, not even a note
             # Same bytes, no write: a tree in git must not change just because a pass ran.
             data = text.encode("utf-8")
             written = write_if_changed(path, text, durable=False, data=data, current=previous)
             st = os.stat(path)  # the file as this write left it: what the index records
+            left.append(st)
         self.touched(root)
         self._paths.setdefault(root.path, set()).add(path)
         if document is not None:
