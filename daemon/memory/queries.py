@@ -56,7 +56,9 @@ _WIDTH = len(_NAMES)
     "created", "updated", "expires", "mtime", "hash", "project"))  # fmt: skip
 
 
+@lru_cache(maxsize=4096)
 def _json_list(text: str) -> tuple[str, ...]:
+    """A tags or scenarios column as a tuple (kept: a store's tag lists repeat, json.loads is not free)."""
     return () if text == "[]" else tuple(json.loads(text))
 
 
