@@ -245,6 +245,59 @@ class Prefiltered:
         return self.search(text) is not None if self._split is None else self._split.found(text)
 
 
+class Pruned:
+    """`pattern.sub(repl, text)` run with only the top-level alternatives that can match in `text`.
+
+    An alternative whose every necessary word is missing from the text matches nowhere in
+    it, so leaving it out changes no match: at each position the first alternative that
+    matches is the same. A table of words followed by a catch-all (`\\bdone\\b|…|[\\W_]`)
+    then costs what the few words the text holds cost, not what the whole table does.
+    `repl` names no group (the pruned pattern numbers its groups otherwise)."""
+
+    _KEPT = 256  # pruned patterns compiled, at most (one per set of alternatives a text keeps)
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self._pieces = alternatives(_GLOBAL_FLAGS.sub("", pattern.pattern))
+        words_of = [_words_of(piece, pattern.flags) for piece in self._pieces]
+        self._always = frozenset(i for i, words in enumerate(words_of) if not words)
+        owned: dict[str | Word, list[int]] = {}
+        for index, words in enumerate(words_of):
+            for word in words:
+                owned.setdefault(_key(word), []).append(index)
+        self._automaton = ahocorasick.Automaton()
+        for word, pieces in owned.items():
+            if isinstance(word, str):
+                self._automaton.add_word(word, tuple(pieces))
+        if len(self._automaton):
+            self._automaton.make_automaton()
+        self._patterned = [(re.compile("".join(a if a == _DIGIT else re.escape(a) for a in word)).search, tuple(pieces))
+                           for word, pieces in owned.items() if not isinstance(word, str)]  # fmt: skip
+        self._compiled: dict[tuple[int, ...], re.Pattern[str]] = {}
+
+    def sub(self, repl: str, text: str) -> str:
+        folded = fold(text)
+        kept = set(self._always)
+        if len(self._automaton):
+            for _, pieces in self._automaton.iter(folded):
+                kept.update(pieces)
+        for search, pieces in self._patterned:
+            if search(folded):
+                kept.update(pieces)
+        if not kept:
+            return text
+        if len(kept) == len(self._pieces):
+            return self.pattern.sub(repl, text)
+        key = tuple(sorted(kept))
+        pruned = self._compiled.get(key)
+        if pruned is None:
+            if len(self._compiled) >= self._KEPT:
+                self._compiled.clear()
+            joined = "|".join(f"(?:{self._pieces[i]})" for i in key)
+            pruned = self._compiled[key] = re.compile(joined, self.pattern.flags)
+        return pruned.sub(repl, text)
+
+
 def any_word(*patterns: Prefiltered) -> Callable[[str], bool]:
     """Whether a folded text holds a necessary word of any of `patterns`: if not, none of them matches."""
     if not all(p.words for p in patterns):

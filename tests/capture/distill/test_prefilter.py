@@ -122,3 +122,15 @@ def test_a_memory_label_is_looked_for_as_before() -> None:
     for text in POOL:
         expected = bool(cues._MEMORY_LABEL_WORD.pattern.search(squeeze.sub("", cues._HEADING.sub("", text))))
         assert cues.may_hold_memory_label(text) is expected, text
+
+
+def test_a_pruned_substitution_is_the_patterns_own() -> None:
+    """`Pruned.sub` leaves out only alternatives whose words a text lacks: the same text comes back."""
+    from daemon.capture.distill.describe import _DONE
+    from daemon.capture.distill.prefilter import Pruned
+
+    grouped = Pruned(re.compile(r"(?i)\b(?:done|fixed|it)\b|已|修复|[\W_]"))
+    for pruned in (_DONE, grouped):
+        for text in [*POOL, "fix_it", "İt ſuccess", "已修复了", "修正しました。", "___"]:
+            assert pruned.sub(" ", text) == pruned.pattern.sub(" ", text), text
+    assert grouped.sub(" ", "plain words") == "plain words"
