@@ -366,7 +366,7 @@ def compile_report(
     wanted = None if categories is None else set(categories)
     by_category: dict[str, list[str]] = {}
     for path in sorted(changes.paths) if changes is not None else ():
-        by_category.setdefault(Path(path).parent.name, []).append(path)
+        by_category.setdefault(os.path.basename(os.path.dirname(path)), []).append(path)  # no Path per memory
     for category in category_folders(root):
         # A category never compiled gets its index.md too: ROOT.md links to it.
         if wanted is None or category in wanted or not (root.path / category / INDEX_FILE).exists():

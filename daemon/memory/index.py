@@ -283,7 +283,8 @@ class SearchIndex(IndexQueries):
                 db.executemany("INSERT INTO folder VALUES (?, ?, ?)", [(root.key, *f) for f in listing.folders.items()])
         if changed:
             log.info("index.synced", extra={"root": str(root.path), "changed": changed})
-        touched = {Path(p).parent.name for p in paths}
+        # Strings, not Paths: a backfill's refresh names thousands (a Path each cost more).
+        touched = {os.path.basename(os.path.dirname(p)) for p in paths}
         return SyncReport(changed, touched, frozenset(paths), root_tables)
 
     def _stored(
