@@ -68,7 +68,7 @@ class _Server:
         except OSError:
             listener.close()
             raise
-        self.pool = AcceptPool(listener, self.answer)
+        self.pool = AcceptPool(listener, self.answer, self.finish)
 
     def answer(self, conn: socket.socket) -> None:
         """One connection, on a pool worker: the handler reads, answers and logs."""
@@ -76,11 +76,13 @@ class _Server:
             _Handler(conn, "unix", self)
         except Exception:  # noqa: BLE001 - one bad request must not end the worker
             self.handle_error()
-        else:
-            try:
-                conn.shutdown(socket.SHUT_WR)  # the answer is complete: the client sees its end
-            except OSError as exc:  # the client went away first
-                self.context_server.log.debug("socket.client_gone", error=f"{type(exc).__name__}: {exc}")
+
+    def finish(self, conn: socket.socket) -> None:
+        """The answer is complete: the client sees its end."""
+        try:
+            conn.shutdown(socket.SHUT_WR)
+        except OSError as exc:  # the client went away first
+            self.context_server.log.debug("socket.client_gone", error=f"{type(exc).__name__}: {exc}")
 
     def handle_error(self) -> None:
         """A request that ended badly: a line in the log, never a traceback on stderr."""

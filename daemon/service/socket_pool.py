@@ -75,12 +75,19 @@ class Deadlines:
 class AcceptPool:
     """Workers that accept connections on `listener` and pass each to `handle(conn)`.
 
-    `handle` owns the connection while it runs (and must not raise); the pool closes it
-    afterwards."""
+    `handle` owns the connection while it runs (and must not raise); `finish(conn)` ends the
+    answer once the worker is ready for the next one; the pool closes it afterwards."""
 
-    def __init__(self, listener: socket.socket, handle: Callable[[socket.socket], None], name: str = "memoryd-socket") -> None:
+    def __init__(
+        self,
+        listener: socket.socket,
+        handle: Callable[[socket.socket], None],
+        finish: Callable[[socket.socket], None] = lambda conn: None,
+        name: str = "memoryd-socket",
+    ) -> None:
         self._listener = listener
         self._handle = handle
+        self._finish = finish
         self._name = name
         self._lock = threading.Lock()
         self._workers: set[threading.Thread] = set()
@@ -124,12 +131,18 @@ class AcceptPool:
                         self._spawn()
                 try:
                     self._handle(conn)
+                    # Back among the waiting before the client sees its answer end: a client
+                    # that sends its next request then finds this worker idle, not a reason
+                    # to start one more.
+                    with self._lock:
+                        ending = self._stopped or (len(self._workers) > KEPT and len(self._waiting) >= SPARE)
+                        if not ending:
+                            self._waiting.add(me)
+                    self._finish(conn)
                 finally:
                     conn.close()
-                with self._lock:
-                    if self._stopped or (len(self._workers) > KEPT and len(self._waiting) >= SPARE):
-                        return
-                    self._waiting.add(me)
+                if ending:
+                    return
         finally:
             with self._lock:
                 self._workers.discard(me)
