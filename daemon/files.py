@@ -232,8 +232,11 @@ def slugify(text: str, max_len: int = 80, fallback: str = "untitled") -> str:
 
     Unicode letters (CJK included) are kept so titles stay recognisable.
     """
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    if text.isascii() and text.isprintable():  # (most titles) NFKC leaves it as it is, and it holds no control character
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKC", text).lower()
+        text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
     slug = _UNSAFE.sub("-", text).strip("-._")
     slug = re.sub(r"-{2,}", "-", slug)
     # Bound by bytes too: a CJK title can exceed NAME_MAX (255 bytes) quickly.

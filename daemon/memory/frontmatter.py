@@ -31,6 +31,7 @@ _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 # Compiled on first use (its character ranges take ~8 ms): only writers render YAML, and
 # `memoryd context` and `recall` start a process each time.
 _PLAIN_BLOCK = "[A-Za-z\u00c0-\ud7ff\ue000-\ufffd][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ufeff\ufffe\uffff]*"
+_quote = json.encoder.encode_basestring  # (the C function, where json has it)
 _PLAIN_FLOW_EXTRA = re.compile(r"[,?\[\]{}]")
 # Plain words YAML 1.1 resolves to booleans or null.
 _YAML_WORDS = frozenset("y n yes no true false on off null ~".split())
@@ -52,7 +53,7 @@ def _is_plain(text: str, flow: bool) -> bool:
 def _string(text: str, plain: bool, flow: bool = False) -> str:
     if plain and _is_plain(text, flow):
         return text
-    quoted = json.dumps(text, ensure_ascii=False)
+    quoted = _quote(text)  # what json.dumps(text, ensure_ascii=False) answers, without its encoder object
     if _YAML_UNSAFE.search(quoted):
         quoted = _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
     return quoted
