@@ -41,3 +41,41 @@ def test_sync_files_accepts_written_and_vanished_files(tmp_path):
     atomic_write_text(kept, "x", durable=False)
     sync_files([kept, tmp_path / "gone.md"])  # a note deleted meanwhile is not an error
     assert kept.read_text() == "x"
+
+
+def test_a_few_notes_are_fsynced_and_a_large_batch_syncs_its_file_system_once(tmp_path, monkeypatch):
+    """A daemon's pass saving one note must not wait for every other program's pending
+    writes on the disk (syncfs does); a backfill's batch pays one syncfs, not an fsync a note."""
+    from daemon import files
+
+    calls: dict[str, list] = {"syncfs": [], "fsync": []}
+    real_fsync = os.fsync
+    monkeypatch.setattr(files, "_SYNCFS", lambda fd: calls["syncfs"].append(fd) or 0)
+    monkeypatch.setattr(files.os, "fsync", lambda fd: calls["fsync"].append(fd) or real_fsync(fd))
+    few = [tmp_path / "few" / f"{i}.md" for i in range(2)]
+    for path in few:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_text(path, "x", durable=False)
+    sync_files(few)
+    assert calls["syncfs"] == [] and len(calls["fsync"]) == 3  # two notes, then their folder
+
+    calls["fsync"].clear()
+    many = [tmp_path / "many" / f"{i}.md" for i in range(files.SYNCFS_FROM)]
+    for path in many:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_text(path, "x", durable=False)
+    sync_files(many)
+    assert len(calls["syncfs"]) == 1 and calls["fsync"] == []
+
+
+def test_a_failed_syncfs_falls_back_to_an_fsync_of_each_file_and_folder(tmp_path, monkeypatch):
+    from daemon import files
+
+    synced: list[int] = []
+    monkeypatch.setattr(files, "_SYNCFS", lambda fd: -1)
+    monkeypatch.setattr(files.os, "fsync", synced.append)
+    many = [tmp_path / f"{i}.md" for i in range(files.SYNCFS_FROM)]
+    for path in many:
+        atomic_write_text(path, "x", durable=False)
+    sync_files(many)
+    assert len(synced) == files.SYNCFS_FROM + 1  # every note, then their folder
