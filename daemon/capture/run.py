@@ -453,13 +453,13 @@ def _commit_batch(p: _Pass) -> None:
     if not p.to_commit:
         return
     records, p.to_commit = p.to_commit, []
-    with p.capture.state.fence.guard():  # the notes' lessons, once per memory, before the records
-        p.capture.memories.flush()
+    with p.capture.state.fence.guard():
+        # Notes indexed first (a crash leaves rows the next sync checks): their lessons find the tree known.
+        p.capture.writer.index_written(p.capture.memories.config)
+        p.capture.memories.flush()  # the notes' lessons, once per memory, before the records
     sync_files(r.note_path for r in records if r.status == Status.DISTILLED)
     with p.capture.state.transaction():
         p.capture.state.put_many(records)
-    with p.capture.state.fence.guard():  # derived: after the records, so a crash only delays it
-        p.capture.writer.index_written(p.capture.memories.config)
 
 
 def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:

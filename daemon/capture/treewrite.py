@@ -27,7 +27,8 @@ from daemon.state import WriteFence
 
 if TYPE_CHECKING:
     from daemon.config import Config
-    from daemon.memory.index import SyncReport
+    from daemon.memory.index import SearchIndex, SyncReport
+    from daemon.memory.tree import Memory
 
 ECHOES_KEPT = 20_000  # files remembered as our own writes: a backfill's worth of notes
 
@@ -86,6 +87,16 @@ class OwnWrites:
                 return False
             left = self._files[path]
         return left == _WRITING or _signature(path) == left
+
+
+def _unknown_tree(index: SearchIndex, root: MemoryRoot, written: list[tuple[Memory, os.stat_result]]) -> SyncReport | None:
+    """A tree the index has never seen is synced before its new notes go in: what else it
+    holds (a lesson's memory saved by hand, say) is then found by the lessons' `remember`,
+    which trusts the index once it knows the tree. The notes just written are not read
+    back for it: they are indexed from memory right after."""
+    if index.knows(root):
+        return None
+    return index.sync_root_report(root, skip=frozenset(str(memory.path) for memory, _ in written))
 
 
 @dataclass(frozen=True)
@@ -173,7 +184,8 @@ class TreeWriter:
             with open_index(config) as index:
                 for key, items in by_root.items():
                     written = [(memory, st) for _, memory, st, _ in items]
-                    report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items])
+                    report = _unknown_tree(index, items[0][0], written)
+                    report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items]).merged(report)
                     self._indexed[key] = report.merged(self._indexed.get(key))
         except (SearchIndexError, OSError, sqlite3.Error) as exc:
             get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))

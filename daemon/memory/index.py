@@ -228,14 +228,16 @@ class SearchIndex(IndexQueries):
         """Bring one root's entries up to date; return how many were added, changed or removed."""
         return self.sync_root_report(root, quick=quick).changed
 
-    def sync_root_report(self, root: MemoryRoot, *, quick: bool = False) -> SyncReport:
+    def sync_root_report(self, root: MemoryRoot, *, quick: bool = False, skip: frozenset[str] = frozenset()) -> SyncReport:
         """Bring one root's entries up to date; say how many changed and in which categories.
 
         The categories let a caller recompile only those index.md files:
         `compile_root(root, index, categories=report.categories)`. `quick` lists only the
         category folders whose own stat moved since the last sync (a file added, removed
         or renamed into place: how memoryd, git and most editors write); a file edited
-        in place in an unchanged folder is then seen by the next full sync.
+        in place in an unchanged folder is then seen by the next full sync. `skip`: files
+        their writer is about to index itself (`put_many`): kept, not read, and no folder's
+        listing is recorded as indexed.
         """
         now_ns = time.time_ns()
         folders = dict(self._db.execute("SELECT name, sig FROM folder WHERE root = ?", (root.key,)))
@@ -245,6 +247,8 @@ class SearchIndex(IndexQueries):
         pending: list[tuple[Path, str]] = []
         for path, st in listing.files:
             present.add(path)
+            if path in skip:
+                continue
             signature = signature_text(st)
             if stored.get(path) == signature:
                 continue  # unchanged since it was last read (stored only once trustworthy)
@@ -277,7 +281,7 @@ class SearchIndex(IndexQueries):
             paths.update(batch.changed)
             root_tables = root_tables or batch.root_tables
         changed = len(paths)
-        if listing.folders != folders:  # stored only now that their files are indexed
+        if listing.folders != folders and not skip:  # stored only once their files are indexed
             with self._write() as db:
                 db.execute("DELETE FROM folder WHERE root = ?", (root.key,))
                 db.executemany("INSERT INTO folder VALUES (?, ?, ?)", [(root.key, *f) for f in listing.folders.items()])
