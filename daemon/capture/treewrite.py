@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +106,7 @@ class Written:
 
     paths: frozenset[Path] = frozenset()
     indexed: SyncReport | None = None
+    signatures: Mapping[str, str] | None = None  # of the notes indexed from memory, as their write left them
 
     @property
     def unindexed(self) -> frozenset[Path]:
@@ -130,6 +131,7 @@ class TreeWriter:
         self.written: dict[Path, Written] = {}  # per tree taken last, what was written into it
         self._paths: dict[Path, set[Path]] = {}  # per tree, the notes written since take_roots()
         self._indexed: dict[Path, SyncReport] = {}  # per tree, what index_written changed since
+        self._signatures: dict[Path, dict[str, str]] = {}  # per tree, the stat each note so indexed was left with
         self._parsed: list[tuple[MemoryRoot, Path, Document, bytes, os.stat_result, PreparedText | None]] = []
 
     def write_note(
@@ -168,6 +170,7 @@ class TreeWriter:
         reads them from their files (and says what is wrong with the index).
         """
         from daemon.memory.index import SearchIndexError, open_index
+        from daemon.memory.index_rows import signature_text
         from daemon.memory.tree import content_hash, memory_from_document
 
         parsed, self._parsed = self._parsed, []
@@ -187,6 +190,7 @@ class TreeWriter:
                     report = _unknown_tree(index, items[0][0], written)
                     report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items]).merged(report)
                     self._indexed[key] = report.merged(self._indexed.get(key))
+                    self._signatures.setdefault(key, {}).update((str(m.path), signature_text(st)) for m, st in written)
         except (SearchIndexError, OSError, sqlite3.Error) as exc:
             get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))
 
@@ -197,6 +201,8 @@ class TreeWriter:
     def take_roots(self) -> list[MemoryRoot]:
         """The trees written into since the last call, in path order (`written` says what went in)."""
         roots, self._roots = self._roots, {}
-        self.written = {p: Written(frozenset(self._paths.get(p, ())), self._indexed.get(p)) for p in roots}
-        self._paths, self._indexed = {}, {}
+        self.written = {
+            p: Written(frozenset(self._paths.get(p, ())), self._indexed.get(p), self._signatures.get(p)) for p in roots
+        }
+        self._paths, self._indexed, self._signatures = {}, {}, {}
         return [roots[path] for path in sorted(roots)]

@@ -134,7 +134,7 @@ def _refresh_trees(app: AppContext, roots, written) -> None:  # noqa: ANN001 - c
         with open_index(app.config) as index:
             for root in roots:
                 done = written.get(root.path)
-                refresh_tree(index, root, synced=done.indexed if done else None)
+                refresh_tree(index, root, synced=done.indexed if done else None, known=done.signatures if done else None)
     except (SearchIndexError, OSError) as exc:
         click.echo(f"warning: notes written, trees not compiled ({exc}); run `memoryd compile`", err=True)
 

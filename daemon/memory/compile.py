@@ -405,6 +405,7 @@ def sync_and_compile(
     *,
     everything: bool = True,
     synced: SyncReport | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> Refresh:
     """Bring a root's index entries up to date with its files, then compile it from the index.
 
@@ -412,8 +413,9 @@ def sync_and_compile(
     `everything` False (the daemon's per-event pass) only the categories whose memories
     changed get their index.md rewritten; a sync that changed nothing (index.md deleted,
     ROOT.md edited) still recompiles the whole tree, from the index. `synced`: what a
-    writer's own indexing changed before (a capture pass's notes), compiled with the rest.
+    writer's own indexing changed before (a capture pass's notes), compiled with the rest;
+    `known`: the signatures that writer left its files with (not re-read while so).
     """
-    synced = index.sync_root_report(root).merged(synced)
+    synced = index.sync_root_report(root, known=known).merged(synced)
     changes = synced if synced.changed and not everything else None
     return Refresh(synced.changed, compile_report(root, index, changes=changes))

@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,7 +228,9 @@ class SearchIndex(IndexQueries):
         """Bring one root's entries up to date; return how many were added, changed or removed."""
         return self.sync_root_report(root, quick=quick).changed
 
-    def sync_root_report(self, root: MemoryRoot, *, quick: bool = False, skip: frozenset[str] = frozenset()) -> SyncReport:
+    def sync_root_report(
+        self, root: MemoryRoot, *, quick: bool = False, skip: frozenset[str] = frozenset(), known: Mapping[str, str] | None = None
+    ) -> SyncReport:
         """Bring one root's entries up to date; say how many changed and in which categories.
 
         The categories let a caller recompile only those index.md files:
@@ -237,24 +239,14 @@ class SearchIndex(IndexQueries):
         or renamed into place: how memoryd, git and most editors write); a file edited
         in place in an unchanged folder is then seen by the next full sync. `skip`: files
         their writer is about to index itself (`put_many`): kept, not read, and no folder's
-        listing is recorded as indexed.
+        listing is recorded as indexed. `known`: path -> the signature a writer left the file
+        with when it indexed that very content (`put_many`): a file still so is not re-read.
         """
         now_ns = time.time_ns()
         folders = dict(self._db.execute("SELECT name, sig FROM folder WHERE root = ?", (root.key,)))
         listing = list_tree(root, {k: v for k, v in folders.items() if v} if quick else None, now_ns)
         stored, broken = self._stored(root, listing, folders)
-        present: set[str] = set()
-        pending: list[tuple[Path, str]] = []
-        for path, st in listing.files:
-            present.add(path)
-            if path in skip:
-                continue
-            signature = signature_text(st)
-            if stored.get(path) == signature:
-                continue  # unchanged since it was last read (stored only once trustworthy)
-            if path not in stored and broken.get(path) == signature:
-                continue  # still the same broken file: reported already
-            pending.append((Path(path), trusted(signature, st.st_mtime_ns, now_ns)))
+        present, pending, settled = _to_read(listing, stored, broken, skip, known or {}, now_ns)
         gone = [p for p in stored if p not in present]
         fixed = [p for p in broken if p not in present]
         tree_now = sorted((str(p.path), p.reason) for p in listing.problems)
@@ -265,6 +257,9 @@ class SearchIndex(IndexQueries):
             )
         ]
         # Most syncs find nothing: then take no write lock at all (the daemon may hold it).
+        if settled:
+            with self._write() as db:
+                db.executemany("UPDATE doc SET sig = ? WHERE path = ?", settled)
         if gone or fixed or tree_now != tree_before or not self.knows(root):
             with self._write() as db:
                 self._register(db, root)
@@ -448,3 +443,33 @@ class SearchIndex(IndexQueries):
 
     # -- reading -----------------------------------------------------------------------
 
+
+def _to_read(
+    listing: TreeListing,
+    stored: Mapping[str, str],
+    broken: Mapping[str, str],
+    skip: frozenset[str],
+    known: Mapping[str, str],
+    now_ns: int,
+) -> tuple[set[str], list[tuple[Path, str]], list[tuple[str, str]]]:
+    """A sync's listed paths, the files it must read (with the signature to store), and
+    the (signature, path) of rows whose file is as its writer indexed it (`known`), now
+    old enough to trust without a read."""
+    present: set[str] = set()
+    pending: list[tuple[Path, str]] = []
+    settled: list[tuple[str, str]] = []
+    for path, st in listing.files:
+        present.add(path)
+        if path in skip:
+            continue
+        signature = signature_text(st)
+        if stored.get(path) == signature:
+            continue  # unchanged since it was last read (stored only once trustworthy)
+        if path not in stored and broken.get(path) == signature:
+            continue  # still the same broken file: reported already
+        if path in stored and known.get(path) == signature:
+            if trusted(signature, st.st_mtime_ns, now_ns):
+                settled.append((signature, path))
+            continue  # the very bytes its writer indexed from memory: no re-read
+        pending.append((Path(path), trusted(signature, st.st_mtime_ns, now_ns)))
+    return present, pending, settled

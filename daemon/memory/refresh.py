@@ -6,7 +6,7 @@ The one refresh of memoryd: the daemon after a capture pass and on a tree's even
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +37,7 @@ def refresh_tree(
     *,
     everything: bool = False,
     synced: SyncReport | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> TreeRefresh:
     """Sync `root` into the index, recompile it, and keep its `.gitignore` block in place.
 

@@ -57,3 +57,27 @@ def test_a_batch_put_stores_the_rows_one_at_a_time_puts_would(global_root, index
     assert _titles(index, global_root, "cargo") == ["Note 2"]
     index._db.execute("INSERT INTO doc_fts (doc_fts, rank) VALUES ('integrity-check', 1)")
     one_by_one.close()
+
+
+def test_a_sync_told_what_its_writer_indexed_reads_only_what_moved_since(global_root, index, monkeypatch):
+    """Fresh files are indexed with no signature (too recent to trust their stat); a sync
+    given the writer's signatures (`known`) reads none still so, stores the signature of
+    those now old enough, and reads a file changed since."""
+    from daemon.memory import index as index_module
+    from daemon.memory.index_rows import signature_text
+
+    paths = [write_memory(global_root.path, f"sessions/n{i}.md", f"title: Note {i}", f"pnpm step {i}") for i in range(3)]
+    written = [(read_memory(p, global_root)[0], os.stat(p)) for p in paths]
+    index.put_many(global_root, written)
+    known = {str(m.path): signature_text(st) for m, st in written}
+    os.utime(paths[0], ns=(written[0][1].st_atime_ns, written[0][1].st_mtime_ns))  # ctime moves: no longer as written
+    read: list[str] = []
+    real = index_module.read_head
+    monkeypatch.setattr(index_module, "read_head", lambda path, cap: read.append(str(path)) or real(path, cap))
+
+    monkeypatch.setattr(index_module.time, "time_ns", lambda: written[-1][1].st_mtime_ns + 10**12)  # all old by now
+    assert index.sync_root_report(global_root, known=known).changed == 0
+    assert read == [str(paths[0])]
+    read.clear()
+    assert index.sync_root_report(global_root).changed == 0  # their signatures are stored: nothing to read
+    assert read == []
