@@ -105,7 +105,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
     """
     ensure_dir(path.parent)
     # Unique per process and call; O_EXCL guards against anything else using the name.
-    tmp = str(path.parent / f"{TEMP_PREFIX}{os.getpid()}-{next(_counter)}")
+    tmp = os.path.join(os.path.dirname(path), f"{TEMP_PREFIX}{os.getpid()}-{next(_counter)}")  # no Path per write
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
         fd = os.open(tmp, flags, mode)
