@@ -56,6 +56,17 @@ _WIDTH = len(_NAMES)
     "created", "updated", "expires", "mtime", "hash", "project"))  # fmt: skip
 
 
+# A search reads the same candidates' rows prompt after prompt: their path and times are
+# made once (a Path costs ~5 µs; both are immutable, so sharing them changes nothing).
+_path = lru_cache(maxsize=8192)(Path)
+
+
+@lru_cache(maxsize=8192)
+def _time(text: str | None) -> datetime | None:
+    """An ISO time column as `parse_time` reads it (a frozen datetime: shared safely)."""
+    return parse_time(text)
+
+
 @lru_cache(maxsize=4096)
 def _json_list(text: str) -> tuple[str, ...]:
     """A tags or scenarios column as a tuple (kept: a store's tag lists repeat, json.loads is not free)."""
@@ -84,7 +95,7 @@ class IndexQueries(SearchQueries):
         if root is None:
             root = roots[c[_ROOT]] = _root(c[_ROOT], c[_SCOPE])
         return Memory(
-            path=Path(c[_PATH]),
+            path=_path(c[_PATH]),
             root=root,
             category=c[_CATEGORY],
             id=c[_ID],
@@ -94,9 +105,9 @@ class IndexQueries(SearchQueries):
             tags=_json_list(c[_TAGS]),
             scenarios=_json_list(c[_SCENARIOS]),
             hard_rule=bool(c[_HARD_RULE]),
-            created=parse_time(c[_CREATED]),
-            updated=parse_time(c[_UPDATED]),
-            expires=parse_time(c[_EXPIRES]),
+            created=_time(c[_CREATED]),
+            updated=_time(c[_UPDATED]),
+            expires=_time(c[_EXPIRES]),
             content_hash=c[_HASH],
             mtime=c[_MTIME],
             project=c[_PROJECT],

@@ -201,8 +201,9 @@ class ContextServer:
         # Misses are built one at a time: a first request for a tree indexes it, and
         # a concurrent reader must not see that half done.
         with self._build:
+            db_path = paths.index_db  # a property: a new Path each time
             index = self._index(config)  # first: it creates the database the probe reads
-            version = self._version(paths.index_db)
+            version = self._version(db_path)
             if version != self._cache_version:
                 self._cache.clear()
                 self._stable.clear()
@@ -220,7 +221,7 @@ class ContextServer:
             payload = context_payload(
                 ws, settings.inject, where, prompt, datetime.now(UTC), stable_cache=self._stable, session=session
             )
-            if self._version(paths.index_db) != version:  # a commit meanwhile: keep nothing
+            if self._version(db_path) != version:  # a commit meanwhile: keep nothing
                 self._stable.clear()
             else:
                 self._cache[key] = payload
