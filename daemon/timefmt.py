@@ -13,15 +13,15 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+_YEAR_10000_MS = 253_402_300_800_000  # 10000-01-01: where a year stops having four digits
+
+
 def iso(ms: int) -> str:
     """Epoch milliseconds → the same form."""
     if type(ms) is int and 0 <= ms < _YEAR_10000_MS:  # (every stored time) its fields, without a datetime
         t = time.gmtime(ms // 1000)
         return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
     return format_time(datetime.fromtimestamp(ms / 1000, tz=UTC))
-
-
-_YEAR_10000_MS = 253_402_300_800_000
 
 
 # One duration grammar for every option that takes one (`logs --since`, `remember --expires`):

@@ -422,7 +422,7 @@ def relevant_hits(
     terms, candidates = prompt_forms(prompt, content_terms(prompt))
     if not terms or k < 1 or not roots:
         return []
-    lookups = {p for both in candidates.values() for forms in both for f in forms for p in f.lstrip(STARTS).split()}  # `parts`, inlined: ~100 forms a prompt
+    lookups = {p for both in candidates.values() for forms in both for f in forms for p in parts(f)}
     df = index.doc_counts(sorted(lookups))
     terms, groups = joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
