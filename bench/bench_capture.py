@@ -13,11 +13,15 @@ nothing new on the same connection (PRAGMA data_version answers: the daemon) and
 new one (the rowid probes answer: a daemon start, `memoryd distill`); (4) the full
 comparison; (5) the pass after one session changed. `--v2-sessions 0` skips 2.0;
 `--profile DIR` runs the backfill under cProfile (CPU time) and writes DIR/distill-<version>-<n>.prof.
+Before each backfill it prints what one file create costs in that home: on this machine's
+journal-less ext4 that cost grows 10-30 times for minutes after a mass delete (the previous
+bench run's homes, say), so a high figure there means the backfill figure below it is not comparable.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -31,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from commandenv import command_env  # noqa: E402
 from grow_db import grow, grow_v2  # noqa: E402
 
 
@@ -52,6 +57,23 @@ def raw_rate(db: Path, v2: bool) -> tuple[int, float, float]:
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     conn.close()
     return len(ids), elapsed, cpu
+
+
+def create_cost_us(folder: Path, files: int = 300) -> float:
+    """CPU microseconds to create, write and rename one small file in `folder` now.
+
+    On ext4 without a journal (this machine's disk) the kernel skips every inode freed in
+    the last 60-300 s when it allocates one, so right after a mass delete each create
+    scans them all and costs 10-30 times more. The files are kept (deleting them would
+    cause just that); the run deletes its homes only at its end."""
+    probe = folder / "create-probe"
+    probe.mkdir()
+    start = time.process_time()
+    for i in range(files):
+        tmp = probe / f".tmp{i}"
+        tmp.write_bytes(b"x" * 1500)
+        tmp.rename(probe / f"note-{i}.md")
+    return 1e6 * (time.process_time() - start) / files
 
 
 def timed(label: str, run, detail) -> object:  # noqa: ANN001
@@ -155,7 +177,7 @@ def distill_command(home: Path, profile: Path | None, tag: str) -> tuple[float, 
     os.sync()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, env=os.environ, capture_output=True, text=True, check=False, cwd=home)
+    done = subprocess.run(command, env=command_env(), capture_output=True, text=True, check=False, cwd=home)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -208,6 +230,7 @@ def measure(home: Path, sessions: int, v2: bool, profile: Path | None = None) ->
     raw = n / raw_s
     print(f"  raw read + json.loads:            {raw:9.0f} sessions/s ({raw_s:.2f}s; CPU {raw_cpu:.2f}s)")
 
+    print(f"  file create + rename in the home:  {create_cost_us(home):9.0f} us CPU (quiet ext4 here: ~30-60)")
     full_s, full_cpu, main_cpu, summary = distill_command(home, profile, f"{'v2' if v2 else 'v1'}-{sessions}")
     rate = n / full_s
     print(f"  `memoryd distill`, whole command: {rate:9.0f} sessions/s ({full_s:.2f}s; CPU {full_cpu:.2f}s: {summary})")
@@ -250,16 +273,19 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="run the backfill under cProfile, writing its .prof here")
     parser.add_argument("--keep", type=Path, help="build the homes under this folder and keep them (to profile later)")
     args = parser.parse_args()
-    for v2, sessions in ((False, args.sessions), (True, args.v2_sessions)):
-        if not sessions:
-            continue
-        if args.keep is not None:
-            home = args.keep / f"{'v2' if v2 else 'v1'}-{sessions}"
-            home.mkdir(parents=True)
+    # Every home is deleted only when the run ends: a delete of the first home's ~20k files
+    # would slow the next home's file creates (see create_cost_us).
+    with contextlib.ExitStack() as homes:
+        for v2, sessions in ((False, args.sessions), (True, args.v2_sessions)):
+            if not sessions:
+                continue
+            name = f"{'v2' if v2 else 'v1'}-{sessions}"
+            if args.keep is not None:
+                home = args.keep / name
+                home.mkdir(parents=True)
+            else:
+                home = Path(homes.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-capture-{name}-")))
             measure(home, sessions, v2, args.profile)
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            measure(Path(tmp), sessions, v2, args.profile)
 
 
 if __name__ == "__main__":

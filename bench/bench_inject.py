@@ -43,13 +43,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_memory import FRESH_MAX, Corpus, child_cpu, pct, queries, write_tree  # noqa: E402
+from bench.commandenv import command_env  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
-    env.update(
+    env = command_env(
+        {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))},
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / "c"),
         XDG_DATA_HOME=str(home / "d"),

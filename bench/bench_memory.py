@@ -44,6 +44,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.commandenv import command_env  # noqa: E402
+
 CATEGORIES = ("decision", "fact", "gotcha", "lesson", "preference", "sessions", "runbook", "api", "infra", "ci")
 TECH = (
     "deploy migration postgres sqlite cache redis queue worker retry backoff timeout lockfile pnpm npm "
@@ -348,8 +350,8 @@ def bench_search(index, root, count: int, n_queries: int) -> None:  # noqa: ANN0
 
 def bench_cli(home: Path, tree: Path, runs: int, rounds: int) -> None:
     """`memoryd recall` wall time over `tree` (the last size's; its index is in home/state)."""
-    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(tree.parent.parent),
-           "XDG_STATE_HOME": str(home / "state"), "XDG_DATA_HOME": str(home / "data")}
+    env = command_env(HOME=str(home), XDG_CONFIG_HOME=str(tree.parent.parent),
+                      XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
     script = Path(sys.executable).parent / "memoryd"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "daemon"]
     cwd = home / "elsewhere"
