@@ -230,7 +230,7 @@ def measure(home: Path, sessions: int, v2: bool, profile: Path | None = None) ->
     raw = n / raw_s
     print(f"  raw read + json.loads:            {raw:9.0f} sessions/s ({raw_s:.2f}s; CPU {raw_cpu:.2f}s)")
 
-    print(f"  file create + rename in the home:  {create_cost_us(home):9.0f} us CPU (quiet ext4 here: ~30-60)")
+    print(f"  file create + rename in the home:  {create_cost_us(home):9.0f} us CPU (here: ~80 quiet, ~900 after a mass delete)")
     full_s, full_cpu, main_cpu, summary = distill_command(home, profile, f"{'v2' if v2 else 'v1'}-{sessions}")
     rate = n / full_s
     print(f"  `memoryd distill`, whole command: {rate:9.0f} sessions/s ({full_s:.2f}s; CPU {full_cpu:.2f}s: {summary})")
