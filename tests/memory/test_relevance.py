@@ -155,6 +155,18 @@ def test_a_korean_or_katakana_word_is_not_found_inside_a_longer_one(
     assert shown(index, roots, "古いポッドが新しいスキーマで落ちる") == ("mig",)
 
 
+def test_a_word_start_is_refused_only_where_it_continues_a_longer_word_of_its_script() -> None:
+    start = relevance._WordStart(" 모델 ", "모", relevance._HANGUL)
+    assert start.found(" 모델 클래스 ")  # at the stream's start
+    assert not start.found(" 뷰모 모델 에서 ")  # the 모델 of 뷰모델
+    assert start.found(" 뷰모 모델 에서 모델 클래스 ")  # a later one of its own
+    assert start.found(" x모 모델 ")  # after another script: a word of its own
+    assert not start.found(" 뷰모 모델링 ")  # not there at all
+    katakana = relevance._WordStart(" レー ", "レ", relevance._KATAKANA)
+    assert not katakana.found(" グレ レー ーシ ")  # the レー of マイグレーション
+    assert katakana.found(" レー ート ")
+
+
 def test_a_lesser_memory_must_bring_strong_evidence_of_its_own(
     index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
 ) -> None:
