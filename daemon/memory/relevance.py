@@ -210,7 +210,7 @@ class _WordStart(NamedTuple):
     after its own script's character followed by its first one (in a token stream a word's
     bigrams overlap: 뷰모 모델 is one word, so 모델 there continues 뷰모델; いポ ポッ is a seam).
     A find and two comparisons, not a pattern: compiling one with the script's character
-    class cost ~0.7 ms, for every new word of every Korean or katakana prompt."""
+    class cost ~0.5 ms for each new Hangul form (~0.07 ms katakana) a prompt held."""
 
     probe: str
     first: str
