@@ -42,9 +42,10 @@ def refresh_tree(
     """Sync `root` into the index, recompile it, and keep its `.gitignore` block in place.
 
     `everything`: recompile every category's index.md, not only those whose memories
-    changed; `synced`: what a writer's own indexing changed before (see `sync_and_compile`).
+    changed; `synced`: what a writer's own indexing changed before, `known`: the signatures
+    it left those files with (see `sync_and_compile`).
     """
-    done = sync_and_compile(index, root, everything=everything, synced=synced)
+    done = sync_and_compile(index, root, everything=everything, synced=synced, known=known)
     if ensure_gitignore(root):
         done.compiled.written.append(root.path / GITIGNORE)
     return TreeRefresh(done.changed, done.compiled)

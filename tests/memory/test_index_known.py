@@ -81,3 +81,24 @@ def test_a_sync_told_what_its_writer_indexed_reads_only_what_moved_since(global_
     read.clear()
     assert index.sync_root_report(global_root).changed == 0  # their signatures are stored: nothing to read
     assert read == []
+
+
+def test_the_refresh_after_a_pass_does_not_read_back_the_notes_its_writer_indexed(global_root, index, monkeypatch):
+    """`memoryd distill`'s refresh hands the writer's signatures on (`refresh_tree(known=)`):
+    the notes still as written are compiled without being read again."""
+    from daemon.memory import index as index_module
+    from daemon.memory.index_rows import signature_text
+    from daemon.memory.refresh import refresh_tree
+
+    paths = [write_memory(global_root.path, f"sessions/n{i}.md", f"title: Note {i}", f"pnpm step {i}") for i in range(3)]
+    written = [(read_memory(p, global_root)[0], os.stat(p)) for p in paths]
+    synced = index.put_many(global_root, written)
+    read: list[str] = []
+    real = index_module.read_head
+    monkeypatch.setattr(index_module, "read_head", lambda path, cap: read.append(str(path)) or real(path, cap))
+
+    done = refresh_tree(index, global_root, synced=synced, known={str(m.path): signature_text(st) for m, st in written})
+
+    assert read == []
+    assert global_root.path / "sessions" / "index.md" in done.written
+    assert "Note 1" in (global_root.path / "sessions" / "index.md").read_text()
