@@ -103,11 +103,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
     `durable=False` skips the fsync; the caller then syncs a whole batch at once
     (`sync_files`) before it records the writes as done.
     """
-    ensure_dir(path.parent)
     # Unique per process and call; O_EXCL guards against anything else using the name.
     tmp = os.path.join(os.path.dirname(path), f"{TEMP_PREFIX}{os.getpid()}-{next(_counter)}")  # no Path per write
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
+        fd = os.open(tmp, flags, mode)
+    except FileNotFoundError:
+        # The folder is missing: made only then, so a write into an existing one (a
+        # backfill's every note) costs no stat of it.
+        ensure_dir(path.parent)
         fd = os.open(tmp, flags, mode)
     except FileExistsError:
         # Left by a killed process that had our pid: nobody else can be writing it.
@@ -155,23 +159,23 @@ _SYNCFS = _syncfs()
 SYNCFS_FROM = 32
 
 
-def sync_files(paths: Iterable[Path]) -> None:
+def sync_files(paths: Iterable[str | Path]) -> None:
     """Make these (already written) files durable, and their renames: a large batch costs
     one syncfs per file system on Linux, a few files an fsync each and one per folder."""
-    by_device: dict[int, list[Path]] = {}
-    for folder, files in _by_folder(Path(p) for p in paths).items():
+    by_device: dict[int, list[str]] = {}
+    for folder, files in _by_folder(paths).items():
         try:
             device = os.stat(folder).st_dev
         except FileNotFoundError:
             continue  # a folder removed meanwhile holds nothing to sync
         by_device.setdefault(device, []).extend(files)
     for files in by_device.values():
-        if _SYNCFS is not None and len(files) >= SYNCFS_FROM and _sync_file_system(files[0].parent):
+        if _SYNCFS is not None and len(files) >= SYNCFS_FROM and _sync_file_system(os.path.dirname(files[0])):
             continue
         _fsync_each(files)
 
 
-def _sync_file_system(folder: Path) -> bool:
+def _sync_file_system(folder: str) -> bool:
     """syncfs(2) of the file system holding `folder`; False when it failed (then: fsync each)."""
     assert _SYNCFS is not None
     try:
@@ -184,10 +188,10 @@ def _sync_file_system(folder: Path) -> bool:
         os.close(fd)
 
 
-def _fsync_each(files: list[Path]) -> None:
+def _fsync_each(files: list[str]) -> None:
     """fsync each file, then each of their folders (where the renames live); a file or
     folder deleted meanwhile is no error."""
-    for path in [*files, *{f.parent for f in files}]:
+    for path in [*files, *{os.path.dirname(f) for f in files}]:
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -198,10 +202,11 @@ def _fsync_each(files: list[Path]) -> None:
             os.close(fd)
 
 
-def _by_folder(paths: Iterable[Path]) -> dict[Path, list[Path]]:
-    folders: dict[Path, list[Path]] = {}
-    for path in paths:
-        folders.setdefault(path.parent, []).append(path)
+def _by_folder(paths: Iterable[str | Path]) -> dict[str, list[str]]:
+    """The paths by folder, as strings: a backfill's batch is thousands (no Path each)."""
+    folders: dict[str, list[str]] = {}
+    for path in map(os.fspath, paths):
+        folders.setdefault(os.path.dirname(path), []).append(path)
     return folders
 
 

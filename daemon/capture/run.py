@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -38,9 +39,14 @@ from daemon.state import SessionRecord, StateDB
 
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
 # Notes written wait this long at most for their sync and their records: a backfill pays
-# one sync and one state transaction per interval, not per batch; a crash redoes at most this.
-COMMIT_SECONDS = 2.0
-RECORD_CHUNK = 500  # state records held at once while a pass walks its sessions
+# one sync, one index and one state transaction per interval, not per batch; a crash redoes
+# at most this. Short, so each commit (~0.1 s of this thread in a backfill) is covered by
+# what the workers have in hand, and the last one, after they are done, is small.
+COMMIT_SECONDS = 0.5
+RECORD_CHUNK = 500  # state records fetched at once while a pass walks its sessions
+# Slices planned (and handed to the workers) beyond the one walked: they go on while this
+# thread commits; with one slice ahead they ran dry in each commit (bench_capture).
+PLAN_AHEAD = 4
 BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
 Progress = Callable[[int, int, str], None]
 
@@ -234,17 +240,20 @@ def _walk(p: _Pass, sessions: list[SessionInfo]) -> int:
     actions: dict[str, Action] = {}
     known_seen = 0
     batch: list[_Job] = []
-    ahead = _plan_slice(p, sessions[:RECORD_CHUNK], settle_ms)
+    ahead: deque[tuple[dict[str, SessionRecord], dict[str, Action]]] = deque()
+    planned = 0  # sessions planned so far (slices in `ahead`, and those walked)
     try:
         for position, info in enumerate(sessions):
             if position % RECORD_CHUNK == 0:
                 # Records are fetched a slice at a time: a full scan of 10,000 sessions
                 # must not hold 10,000 records at once (the daemon's resident memory).
-                # The next slice is planned as this one starts: the workers never run dry
-                # at a slice's end.
-                records, actions = ahead
+                # PLAN_AHEAD slices are planned beyond this one, so the workers have a few
+                # thousand sessions to go on with while this thread commits a batch.
+                while planned < len(sessions) and planned <= position + PLAN_AHEAD * RECORD_CHUNK:
+                    ahead.append(_plan_slice(p, sessions[planned : planned + RECORD_CHUNK], settle_ms))
+                    planned += RECORD_CHUNK
+                records, actions = ahead.popleft()
                 known_seen += len(records)
-                ahead = _plan_slice(p, sessions[position + RECORD_CHUNK : position + 2 * RECORD_CHUNK], settle_ms)
             if capture.should_stop():
                 # Shutting down: what is done is recorded below; the rest waits for the
                 # next start (the watermark does not move past it).

@@ -38,7 +38,7 @@ from daemon.state import SessionRecord
 
 POOL_MIN = 100  # sessions to build among the next RECORD_CHUNK below which the start-up (~0.3 s a worker) is not worth it
 MAX_WORKERS = 4
-AHEAD = 512  # sessions handed out ahead of the one being recorded (bounds what waits in memory): the workers go on while the pass commits
+AHEAD = 2048  # sessions handed out ahead of the one being recorded (bounds what waits in memory): the workers go on while the pass commits
 BATCH = 16  # sessions per task: one round trip to a worker carries several
 PARENT_CHECK_S = 1.0
 
