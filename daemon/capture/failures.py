@@ -30,6 +30,15 @@ def error_of(exc: Exception) -> DistillError:
     return DistillError(f"{type(exc).__name__}: {where}{getattr(exc, 'strerror', None) or exc}")
 
 
+def record_error(
+    capture: _Capture, report: PassReport, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str
+) -> None:
+    """An unexpected error for one session: log it with its type, count it as a failed pass."""
+    error = error_of(exc)
+    capture.log.warning("session.error", session_id=info.id, error=str(error))
+    record_failure(capture, report, info, record, transcript_hash, error)
+
+
 def note_is_current(record: SessionRecord, transcript_hash: str) -> bool:
     """The session already has a note (or junk verdict) for exactly this transcript."""
     return record.status in lifecycle.DONE and record.transcript_hash == transcript_hash

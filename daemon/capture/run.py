@@ -330,7 +330,7 @@ def _act(p: _Pass, info: SessionInfo, record: SessionRecord | None, action: Acti
     except (OSError, ValueError, TypeError, KeyError, sqlite3.DatabaseError) as exc:
         # A row shape no OpenCode release wrote yet, an unwritable folder: this
         # session fails (retried, then given up); the others go on.
-        _record_error(p, info, record or SessionRecord(session_id=info.id), exc, "")
+        failures.record_error(p.capture, report, info, record or SessionRecord(session_id=info.id), exc, "")
         return None
 
 
@@ -427,14 +427,14 @@ def _apply(p: _Pass, job: _Job, result: Distilled | DistillError) -> None:
         if isinstance(result, Distilled) and not result.junk:
             report.fallback.append(job.info.id)
     if not isinstance(result, Distilled):
-        _record_failure(p, job, result)
+        failures.record_failure(capture, report, job.info, job.record, job.transcript.hash, result)
         return
     report.calls += result.calls
     report.tokens += result.tokens
     try:
         _store(p, job, result, needs_upgrade)
     except OSError as exc:  # an unwritable tree, a full disk: this session only
-        _record_error(p, job.info, job.record, exc, job.transcript.hash)
+        failures.record_error(capture, report, job.info, job.record, exc, job.transcript.hash)
 
 
 def _fallback(p: _Pass, job: _Job) -> Distilled | DistillError:
@@ -495,14 +495,3 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
     p.report.distilled.append(info.id)
     p.report.notes[info.id] = str(path)
     p.detail("session.distilled", session_id=info.id, note=str(path), distiller=result.distiller)
-
-
-def _record_error(p: _Pass, info: SessionInfo, record: SessionRecord, exc: Exception, transcript_hash: str) -> None:
-    """An unexpected error for one session: log it with its type, count it as a failed pass."""
-    error = failures.error_of(exc)
-    p.capture.log.warning("session.error", session_id=info.id, error=str(error))
-    failures.record_failure(p.capture, p.report, info, record, transcript_hash, error)
-
-
-def _record_failure(p: _Pass, job: _Job, error: DistillError) -> None:
-    failures.record_failure(p.capture, p.report, job.info, job.record, job.transcript.hash, error)
