@@ -69,7 +69,8 @@ def test_a_pass_with_workers_writes_what_one_without_them_writes(home, fixture_d
     monkeypatch.setattr(workers, "POOL_MIN", 10)
     monkeypatch.setattr(workers, "BATCH", 4)  # several batches, and a partial one at the end
     monkeypatch.setattr(workers, "AHEAD", 24)
-    monkeypatch.setattr(run, "RECORD_CHUNK", 40)  # several slices, each planned as the one before starts
+    monkeypatch.setattr(run, "RECORD_CHUNK", 40)  # several slices, each planned one slice ahead
+    monkeypatch.setattr(run, "PLAN_AHEAD", 1)
     spawned = _count_pools(monkeypatch)
     taken: list[bool] = []
     take = workers.Prefetch.take
@@ -88,6 +89,25 @@ def test_a_pass_with_workers_writes_what_one_without_them_writes(home, fixture_d
     assert after[0] == before[0]  # notes and transcripts, byte for byte
     assert after[1] == before[1]
     assert after[2] == before[2]
+
+
+def test_a_pass_plans_a_few_slices_ahead_and_never_the_whole_backlog(home, fixture_db, monkeypatch):
+    # The workers are handed PLAN_AHEAD slices beyond the one walked (they go on while the
+    # pass commits), and no more: a backfill of years must not hold every record at once.
+    roots = _grow(fixture_db, 150)
+    monkeypatch.setattr(workers, "POOL_MIN", 10)
+    monkeypatch.setattr(run, "RECORD_CHUNK", 20)
+    monkeypatch.setattr(run, "PLAN_AHEAD", 2)
+    planned: list[int] = []  # sessions planned when each session is acted on
+    walked: list[int] = []
+    plan_slice, act = run._plan_slice, run._act
+    monkeypatch.setattr(run, "_plan_slice", lambda p, chunk, settle: planned.append(len(chunk)) or plan_slice(p, chunk, settle))
+    monkeypatch.setattr(run, "_act", lambda p, *args: walked.append(sum(planned)) or act(p, *args))
+    report, _ = _pass(2)
+    assert len(report.distilled) + len(report.junk) == roots and sum(planned) == roots
+    for position, seen in enumerate(walked):
+        ahead = seen - (position // 20 + 1) * 20  # planned beyond the slice this session is in
+        assert ahead == min(2 * 20, roots - (position // 20 + 1) * 20), (position, seen)
 
 
 def test_a_malformed_row_read_by_a_worker_is_skipped_with_its_warning(home, fixture_db, monkeypatch):
