@@ -94,10 +94,10 @@ def test_a_pass_with_workers_writes_what_one_without_them_writes(home, fixture_d
 def test_a_pass_plans_a_few_slices_ahead_and_never_the_whole_backlog(home, fixture_db, monkeypatch):
     # The workers are handed PLAN_AHEAD slices beyond the one walked (they go on while the
     # pass commits), and no more: a backfill of years must not hold every record at once.
-    roots = _grow(fixture_db, 150)
+    roots, chunk, slices_ahead = _grow(fixture_db, 150), 20, 2
     monkeypatch.setattr(workers, "POOL_MIN", 10)
-    monkeypatch.setattr(run, "RECORD_CHUNK", 20)
-    monkeypatch.setattr(run, "PLAN_AHEAD", 2)
+    monkeypatch.setattr(run, "RECORD_CHUNK", chunk)
+    monkeypatch.setattr(run, "PLAN_AHEAD", slices_ahead)
     planned: list[int] = []  # sessions planned when each session is acted on
     walked: list[int] = []
     plan_slice, act = run._plan_slice, run._act
@@ -106,8 +106,8 @@ def test_a_pass_plans_a_few_slices_ahead_and_never_the_whole_backlog(home, fixtu
     report, _ = _pass(2)
     assert len(report.distilled) + len(report.junk) == roots and sum(planned) == roots
     for position, seen in enumerate(walked):
-        ahead = seen - (position // 20 + 1) * 20  # planned beyond the slice this session is in
-        assert ahead == min(2 * 20, roots - (position // 20 + 1) * 20), (position, seen)
+        slice_end = (position // chunk + 1) * chunk  # of the slice this session is in
+        assert seen - slice_end == min(slices_ahead * chunk, roots - slice_end), (position, seen)
 
 
 def test_a_malformed_row_read_by_a_worker_is_skipped_with_its_warning(home, fixture_db, monkeypatch):
