@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from commandenv import command_env  # noqa: E402
 from grow_db import grow, grow_v2  # noqa: E402
+from machine import Steal, machine_line  # noqa: E402
 
 
 def raw_rate(db: Path, v2: bool) -> tuple[int, float, float]:
@@ -231,9 +232,11 @@ def measure(home: Path, sessions: int, v2: bool, profile: Path | None = None) ->
     print(f"  raw read + json.loads:            {raw:9.0f} sessions/s ({raw_s:.2f}s; CPU {raw_cpu:.2f}s)")
 
     print(f"  file create + rename in the home:  {create_cost_us(home):9.0f} us CPU (here: ~80 quiet, ~900 after a mass delete)")
+    steal = Steal()
     full_s, full_cpu, main_cpu, summary = distill_command(home, profile, f"{'v2' if v2 else 'v1'}-{sessions}")
     rate = n / full_s
-    print(f"  `memoryd distill`, whole command: {rate:9.0f} sessions/s ({full_s:.2f}s; CPU {full_cpu:.2f}s: {summary})")
+    print(f"  `memoryd distill`, whole command: {rate:9.0f} sessions/s ({full_s:.2f}s; CPU {full_cpu:.2f}s: {summary};"
+          f" CPU steal {steal.share()})")
     print(f"    = {100 * rate / raw:.1f} % of the raw rate (target >= 25 %); by CPU time {100 * raw_cpu / full_cpu:.1f} %")
     if main_cpu is not None:
         per = lambda cpu: f"{1000 * cpu / n:.2f} ms a session"  # noqa: E731
@@ -273,6 +276,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="run the backfill under cProfile, writing its .prof here")
     parser.add_argument("--keep", type=Path, help="build the homes under this folder and keep them (to profile later)")
     args = parser.parse_args()
+    print(machine_line())
     # Every home is deleted only when the run ends: a delete of the first home's ~20k files
     # would slow the next home's file creates (see create_cost_us).
     with contextlib.ExitStack() as homes:

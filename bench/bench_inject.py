@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_memory import FRESH_MAX, Corpus, child_cpu, pct, queries, write_tree  # noqa: E402
 from bench.commandenv import command_env  # noqa: E402
+from bench.machine import Steal, machine_line  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -335,6 +336,7 @@ def main() -> None:
 
     setup_logging(level="warning", log_file=None, stderr=True)
     sizes = [int(s) for s in args.sizes.split(",")]
+    print(machine_line())
     for number, size in enumerate(sizes):
         home, cached = prepare(size)
         project = home / "p" / "shop"
@@ -342,8 +344,10 @@ def main() -> None:
             random.seed(5)
             for round_ in range(1, args.rounds + 1):
                 print(f"-- round {round_}   (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+                steal = Steal()
                 sock = bench_socket(home, project, args.requests)
                 bench_fallback(home, project, args.cli_runs)
+                print(f"   (CPU steal during the round: {steal.share()})")
             if number == len(sizes) - 1 and args.plugin_steps:  # --plugin-steps 0: no plugin run
                 bench_plugin(home, project, sock, args.plugin_steps)
                 bench_idle(Path(tempfile.mkdtemp(prefix="mdi-")))

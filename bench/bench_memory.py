@@ -45,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.commandenv import command_env  # noqa: E402
+from bench.machine import Steal, machine_line  # noqa: E402
 
 CATEGORIES = ("decision", "fact", "gotcha", "lesson", "preference", "sessions", "runbook", "api", "infra", "ci")
 TECH = (
@@ -216,8 +217,10 @@ def bench_size(home: Path, count: int, n_queries: int, rounds: int) -> Path:
         index.sync_root(root)
         for round_ in range(1, rounds + 1):
             print(f"-- round {round_}   (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+            steal = Steal()
             bench_changes(index, root, paths)
             bench_search(index, root, count, n_queries)
+            print(f"   (CPU steal during the round: {steal.share()})")
     return tree
 
 
@@ -414,6 +417,7 @@ def main() -> None:
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2, help="times each figure is measured in the run")
     args = parser.parse_args()
+    print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
