@@ -162,17 +162,18 @@ SYNCFS_FROM = 32
 def sync_files(paths: Iterable[str | Path]) -> None:
     """Make these (already written) files durable, and their renames: a large batch costs
     one syncfs per file system on Linux, a few files an fsync each and one per folder."""
-    by_device: dict[int, list[str]] = {}
+    by_device: dict[int, dict[str, list[str]]] = {}  # device → folder → its files
     for folder, files in _by_folder(paths).items():
         try:
             device = os.stat(folder).st_dev
         except FileNotFoundError:
             continue  # a folder removed meanwhile holds nothing to sync
-        by_device.setdefault(device, []).extend(files)
-    for files in by_device.values():
-        if _SYNCFS is not None and len(files) >= SYNCFS_FROM and _sync_file_system(os.path.dirname(files[0])):
+        by_device.setdefault(device, {})[folder] = files
+    for folders in by_device.values():
+        many = sum(map(len, folders.values())) >= SYNCFS_FROM
+        if _SYNCFS is not None and many and _sync_file_system(next(iter(folders))):
             continue
-        _fsync_each(files)
+        _fsync_each(folders)
 
 
 def _sync_file_system(folder: str) -> bool:
@@ -188,10 +189,10 @@ def _sync_file_system(folder: str) -> bool:
         os.close(fd)
 
 
-def _fsync_each(files: list[str]) -> None:
+def _fsync_each(folders: dict[str, list[str]]) -> None:
     """fsync each file, then each of their folders (where the renames live); a file or
     folder deleted meanwhile is no error."""
-    for path in [*files, *{os.path.dirname(f) for f in files}]:
+    for path in [*(f for files in folders.values() for f in files), *folders]:
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
