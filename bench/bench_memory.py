@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.commandenv import command_env  # noqa: E402
-from bench.machine import Steal, machine_line  # noqa: E402
+from bench.machine import Steal, machine_line, startup_ms  # noqa: E402
 
 CATEGORIES = ("decision", "fact", "gotcha", "lesson", "preference", "sessions", "runbook", "api", "infra", "ci")
 TECH = (
@@ -371,10 +371,9 @@ def bench_cli(home: Path, tree: Path, runs: int, rounds: int) -> None:
     from daemon.service.lock import InstanceLock
 
     wall([*command, "recall", "deploy"])  # warm caches and .pyc files
-    baseline = [wall([sys.executable, "-c", "pass"]) for _ in range(runs)]
     words = ("deploy", "部署", "busy_timeout_ms", "migrat") * (runs // 4 + 1)
     print(f"\n== `{' '.join(Path(c).name for c in command)} recall` wall time, {runs} runs each")
-    print(f"python -c pass                      median {ms(statistics.median(baseline))}")
+    print(f"python -c pass                      median {ms(startup_ms(runs) / 1000)}")
     for _ in range(rounds):
         cpu.clear()
         alone = [wall([*command, "recall", q]) for q in words[:runs]]
