@@ -75,9 +75,12 @@ def _workspace(
     """Open the caller's workspace; `reading` commands trust the index a running daemon keeps
     and may use the settings an earlier command validated. `option` names the flag that gave
     `project`, so an error points at what the user typed."""
+    from daemon.memory import wordtables
     from daemon.memory.workspace import open_workspace
 
     app.quick = reading
+    if reading:  # a quick command reads the stop words and glossary as built before
+        wordtables.keep_in(app.paths.state_dir)
 
     if project is not None and not project.is_dir():
         fail(f"{option} {project}: no such directory")

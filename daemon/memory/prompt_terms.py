@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from daemon.memory import tokenize, wordforms
+from daemon.memory.script_re import NonAscii
 from daemon.memory.stopwords import EXTRA_STOP, is_stop
 
 def content_terms(prompt: str) -> list[str]:
@@ -55,7 +56,7 @@ def word_forms(term: str) -> tuple[str, ...]:
 Forms = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # term → (its candidate forms, its glossary words)
 # A Hangul or katakana word: a run of the script (Korean words are spaced, particles glued
 # on; katakana words end where the script does).
-_WORD_RUN = re.compile("[\uac00-\ud7af]{2,}|[\u30a0-\u30ff]{2,}")
+_WORD_RUN = NonAscii("[\uac00-\ud7af]{2,}|[\u30a0-\u30ff]{2,}")
 STARTS = wordforms.STARTS
 parts = wordforms.parts
 

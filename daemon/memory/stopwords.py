@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from daemon.memory import tokenize
+from daemon.memory.script_re import NonAscii
 
 STOP_LANGUAGES = ("en", "zh", "ja", "ko")
 # Words of chat about memory and sessions that the lists lack.
@@ -63,11 +64,11 @@ ACTIONS = frozenset(
     "upgrade upgrades upgraded upgrading bump bumped bumping install installed installing run runs running "
     "rerun start started starting stop stopped restart update updated updating rename refactor set setup".split()
 )
-_HIRAGANA = re.compile("[\u3040-\u309f]")
+_HIRAGANA = NonAscii("[\u3040-\u309f]")
 # Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
 # or is grammar (我们); the characters of content words are other ones.
 _ZH_PARTICLES = frozenset("的了着吗呢吧啊呀是把被这那们么我你他她它与及或但就都也还又很太到得地")
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+CJK = NonAscii("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 
 
 _INFLECTED = (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", ""))
@@ -90,11 +91,26 @@ def _inflected_stop(token: str, stops: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=1)
 def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
-    """Return (stop tokens, one-character CJK stop words), built once from the lists."""
+    """Return (stop tokens, one-character CJK stop words), built once from the lists (and
+    kept in the state folder for the next command: `wordtables`)."""
+    from daemon.memory import wordtables
+
+    sources = (__file__, tokenize.__file__, wordtables.module_of("stop_words"))
+    built = wordtables.table("stop tokens", sources, _build_stop_tokens, _two_lists)
+    return frozenset(built[0]), frozenset(built[1])
+
+
+def _two_lists(value: object) -> bool:
+    from daemon.memory.wordtables import strings
+
+    return isinstance(value, list) and len(value) == 2 and all(strings(v) for v in value) and len(value[0]) >= 500
+
+
+def _build_stop_tokens() -> list[list[str]]:
     from stop_words import get_stop_words
 
     words = {w for lang in STOP_LANGUAGES for w in get_stop_words(lang)} | EXTRA_STOP | WEAK
-    singles = frozenset(w for w in words if len(w) == 1 and CJK.match(w))
+    singles = {w for w in words if len(w) == 1 and CJK.match(w)}
     tokens: set[str] = set()
     for word in words:
         if word in KEEP:
@@ -106,7 +122,7 @@ def stop_tokens() -> tuple[frozenset[str], frozenset[str]]:
             tokens.update(t for t in found if t not in KEEP)
     if len(tokens) < 500:  # the lists ship with the package: their absence is a broken install
         raise RuntimeError("the stop-words package gave almost no stop words: reinstall memoryd")
-    return frozenset(tokens), singles
+    return [sorted(tokens), sorted(singles)]
 
 
 def is_broad(term: str) -> bool:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from daemon.memory.script_re import NonAscii
+
 # Bump when the token stream changes: the index rebuilds itself on a mismatch.
 # 2: a plural acronym (PDFs, APIs, IDs) is one word, not PD + Fs.
 TOKENIZER_VERSION = 2
@@ -29,7 +31,7 @@ _CJK_CHARS = (
     "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af\U00020000-\U0003134f"
 )
-_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_CJK_RUN = NonAscii(f"[{_CJK_CHARS}]+")
 # A compound: word characters joined by the connectors `.`, `-` and `/` (`_` is a word
 # character already). Connectors at either end are not part of it ("end." -> "end").
 _COMPOUND = re.compile(r"\w+(?:[./-]+\w+)*")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from daemon.memory import tokenize
+from daemon.memory.script_re import NonAscii
 
 # Irregular past forms (and participles) to their verb.
 IRREGULAR = dict(
@@ -219,7 +220,7 @@ boolean bool 真偽値 布尔 불리언
 
 _LATIN = re.compile(r"[a-zµ]+")
 STARTS = "^"  # a form marked so is found only where a word starts (모델, not 뷰모델's)
-_SPACED = re.compile("[\uac00-\ud7af\u30a0-\u30ff]")  # Hangul, katakana: words have edges
+_SPACED = NonAscii("[\uac00-\ud7af\u30a0-\u30ff]")  # Hangul, katakana: words have edges
 
 
 def parts(form: str) -> list[str]:
@@ -300,20 +301,22 @@ def plain_forms(word: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Concept:
-    """One line of CONCEPTS: its English word first, then the others."""
+    """One line of CONCEPTS: its English word first, then the others; and every word of it
+    as it is looked up (`alternatives`)."""
 
     words: tuple[str, ...]
+    forms: tuple[str, ...]
 
     def alternatives(self) -> tuple[str, ...]:
         """Every word of the concept as it is looked up: token streams, space-joined
         (a CJK word is the phrase of its bigrams), English words with their inflections."""
-        return _alternatives(self)
+        return self.forms
 
 
-@lru_cache(maxsize=512)
-def _alternatives(concept: Concept) -> tuple[str, ...]:
+def _alternatives(words: tuple[str, ...]) -> list[str]:
+    """A concept's words as they are looked up (see `Concept.alternatives`)."""
     out: dict[str, None] = {}
-    for word in concept.words:
+    for word in words:
         if "+" in word:  # a phrase: its words in a row, and written as one
             out[" ".join(t for w in word.split("+") for t in tokenize.tokens(w))] = None
             out[word.replace("+", "")] = None
@@ -323,13 +326,37 @@ def _alternatives(concept: Concept) -> tuple[str, ...]:
             out.update(dict.fromkeys(inflections(found[0])))
         elif found:
             out[(STARTS if _SPACED.match(word) else "") + " ".join(found)] = None
-    return tuple(out)
+    return list(out)
 
 
 @lru_cache(maxsize=1)
 def _concepts() -> tuple[dict[str, Concept], dict[str, Concept], dict[str, Concept]]:
     """(English word or abbreviation or number → concept, its stem → concept, CJK word →
-    concept); a word on several lines stands for the union of their words."""
+    concept); a word on several lines stands for the union of their words. Built once
+    (and kept in the state folder for the next command: `wordtables`)."""
+    from daemon.memory import wordtables
+
+    sources = (__file__, tokenize.__file__, wordtables.module_of("Stemmer"))
+    concepts, *tables = wordtables.table("concepts", sources, _build_concepts, _concept_tables)
+    made = [Concept(tuple(words), tuple(forms)) for words, forms in concepts]
+    latin, stems, cjk = ({key: made[number] for key, number in table.items()} for table in tables)
+    return latin, stems, cjk
+
+
+def _concept_tables(value: object) -> bool:
+    from daemon.memory.wordtables import strings
+
+    if not (isinstance(value, list) and len(value) == 4 and isinstance(value[0], list)):
+        return False
+    concepts = value[0]
+    return all(isinstance(c, list) and len(c) == 2 and strings(c[0]) and strings(c[1]) for c in concepts) and all(
+        isinstance(table, dict) and all(isinstance(n, int) and 0 <= n < len(concepts) for n in table.values())
+        for table in value[1:]
+    )
+
+
+def _build_concepts() -> list:
+    """[each concept's words and alternatives, then the three tables as key → number of its concept]."""
     lines = [tuple(unicodedata.normalize("NFKC", w).casefold() for w in line.split()) for line in CONCEPTS.strip().splitlines()]
     latin: dict[str, dict[str, None]] = {}
     stems: dict[str, dict[str, None]] = {}
@@ -342,8 +369,9 @@ def _concepts() -> tuple[dict[str, Concept], dict[str, Concept], dict[str, Conce
                 stems.setdefault(stem(key), {}).update(dict.fromkeys(words))
             elif 2 <= len(word) <= _LONGEST:
                 cjk.setdefault(word, {}).update(dict.fromkeys(words))
-    made = lambda table: {k: Concept(tuple(v)) for k, v in table.items()}  # noqa: E731
-    return made(latin), made(stems), made(cjk)
+    numbers: dict[tuple[str, ...], int] = {}  # one concept per distinct set of words
+    tables = [{k: numbers.setdefault(tuple(v), len(numbers)) for k, v in table.items()} for table in (latin, stems, cjk)]
+    return [[[list(words), _alternatives(words)] for words in numbers], *tables]
 
 
 @lru_cache(maxsize=16384)
@@ -353,8 +381,8 @@ def concept_of(term: str) -> Concept | None:
     return latin.get(term) or (stems.get(stem(term)) if term.isascii() and term.isalpha() and len(term) >= 4 else None)
 
 
-_ANY_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_ANY_CJK_RUN = re.compile("[\u3005-\u3007\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_ANY_CJK = NonAscii("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_ANY_CJK_RUN = NonAscii("[\u3005-\u3007\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _LONGEST = 10  # characters of the longest CJK word the glossary looks for
 
 
