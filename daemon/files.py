@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import os
 import re
@@ -11,6 +10,7 @@ import sys
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from daemon.diskfull import raise_if_disk_full
 
@@ -138,18 +138,28 @@ def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE, durable: boo
     atomic_write_bytes(path, text.encode("utf-8"), mode, durable)
 
 
-def _syncfs() -> Callable[[int], int] | None:
+def _find_syncfs() -> Callable[[int], int] | None:
     """Linux's syncfs(2): flush one file system, not every mount (a stale NFS mount
     would hang a global sync)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # on first use, not at import: every quick command imports this module (~3 ms)
+
     try:
         return ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
         return None
 
 
-_SYNCFS = _syncfs()
+_UNKNOWN: Any = object()
+_SYNCFS: Any = _UNKNOWN  # syncfs(2) or None, found on first use (`_syncfs`)
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    global _SYNCFS
+    if _SYNCFS is _UNKNOWN:
+        _SYNCFS = _find_syncfs()
+    return _SYNCFS
 
 
 # Files on one file system from which one syncfs(2) is cheaper than an fsync of each and of
@@ -171,20 +181,21 @@ def sync_files(paths: Iterable[str | Path]) -> None:
         by_device.setdefault(device, {})[folder] = files
     for folders in by_device.values():
         many = sum(map(len, folders.values())) >= SYNCFS_FROM
-        if _SYNCFS is not None and many and _sync_file_system(next(iter(folders))):
+        if many and _syncfs() is not None and _sync_file_system(next(iter(folders))):
             continue
         _fsync_each(folders)
 
 
 def _sync_file_system(folder: str) -> bool:
     """syncfs(2) of the file system holding `folder`; False when it failed (then: fsync each)."""
-    assert _SYNCFS is not None
+    syncfs = _syncfs()
+    assert syncfs is not None
     try:
         fd = os.open(folder, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
-        return _SYNCFS(fd) == 0
+        return syncfs(fd) == 0
     finally:
         os.close(fd)
 

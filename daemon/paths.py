@@ -1,7 +1,9 @@
 """Where memoryd reads and writes, resolved from the environment; and a cache of
 validated settings so that quick read-only commands need not import pydantic.
 
-No pydantic here: `memoryd recall` imports this module, not daemon.config.
+No pydantic here: `memoryd recall` imports this module, not daemon.config. Its records
+are NamedTuples, not dataclasses: a frozen dataclass costs ~1.4 ms to create at import
+here (it `exec`s six methods), a NamedTuple ~0.25, and every quick command imports these eight.
 """
 
 from __future__ import annotations
@@ -9,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from daemon.config import Settings
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):
     """Every place memoryd reads or writes, resolved once from the environment."""
 
     config_file: Path
@@ -53,8 +53,7 @@ class Paths:
         return self.state_dir / "memoryd.sock"
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """The validated settings and the paths they resolve to: what most of memoryd needs,
     passed as one value (functions that need only one of the two take only that one)."""
 
@@ -123,27 +122,23 @@ def settings_fingerprint(config_file: Path, env: Mapping[str, str]) -> dict[str,
     }
 
 
-@dataclass(frozen=True, slots=True)
-class QuickSource:
+class QuickSource(NamedTuple):
     db: str
     busy_timeout_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class QuickMemory:
+class QuickMemory(NamedTuple):
     global_root: str
     project_roots: tuple[str, ...]
     discover_projects: bool
     max_file_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class QuickSweep:
+class QuickSweep(NamedTuple):
     opencode_memory_db: str
 
 
-@dataclass(frozen=True, slots=True)
-class QuickInject:
+class QuickInject(NamedTuple):
     enabled: bool
     inventory_chars: int
     recall_k: int
@@ -154,20 +149,18 @@ class QuickInject:
     plugin_timeout_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class QuickLog:
+class QuickLog(NamedTuple):
     level: str
     max_bytes: int
     backups: int
 
 
-_QUICK_SECTIONS: dict[str, type] = {
+_QUICK_SECTIONS: dict[str, Any] = {
     "source": QuickSource, "memory": QuickMemory, "sweep": QuickSweep, "inject": QuickInject, "log": QuickLog,
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class QuickSettings:
+class QuickSettings(NamedTuple):
     """What the quick read-only commands (recall, show, list, context) read of `Settings`:
     the same sections and names, validated values, frozen. A test keeps it in step."""
 
@@ -180,7 +173,7 @@ class QuickSettings:
     @staticmethod
     def values_of(dump: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """The part of `Settings.model_dump(mode="json")` these sections hold (all the cache keeps)."""
-        return {name: {f.name: dump[name][f.name] for f in fields(kind)} for name, kind in _QUICK_SECTIONS.items()}
+        return {name: {f: dump[name][f] for f in kind._fields} for name, kind in _QUICK_SECTIONS.items()}
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> QuickSettings:
@@ -188,7 +181,7 @@ class QuickSettings:
             return tuple(value) if isinstance(value, list) else value
 
         return cls(**{
-            name: kind(**{f.name: frozen(values[name][f.name]) for f in fields(kind)})
+            name: kind(**{f: frozen(values[name][f]) for f in kind._fields})
             for name, kind in _QUICK_SECTIONS.items()
         })  # fmt: skip
 

@@ -192,8 +192,6 @@ def test_validated_settings_are_cached_for_quick_commands(home):
 def test_quick_settings_are_the_settings_quick_commands_read_with_their_validated_values(home, monkeypatch):
     """Every field of QuickSettings is a Settings field of the same name, and a cached value is
     the validated one (lists frozen to tuples)."""
-    from dataclasses import fields
-
     from daemon.config import Settings
 
     monkeypatch.setenv("MEMORYD_INJECT__SKIP_PROJECTS", '["~/secret"]')
@@ -203,14 +201,14 @@ def test_quick_settings_are_the_settings_quick_commands_read_with_their_validate
     settings, paths = load_settings()
     cache(settings, paths)
     quick = read_cached_settings(paths.config_file, os.environ).settings
-    for section in fields(QuickSettings):
-        model = type(getattr(settings, section.name))
-        assert section.name in Settings.model_fields
-        for field in fields(type(getattr(quick, section.name))):
-            assert field.name in model.model_fields, f"{section.name}.{field.name} is no Settings field"
-            validated = getattr(getattr(settings, section.name), field.name)
-            kept = getattr(getattr(quick, section.name), field.name)
-            assert kept == (tuple(validated) if isinstance(validated, list) else validated), field.name
+    for section in QuickSettings._fields:
+        model = type(getattr(settings, section))
+        assert section in Settings.model_fields
+        for field in type(getattr(quick, section))._fields:
+            assert field in model.model_fields, f"{section}.{field} is no Settings field"
+            validated = getattr(getattr(settings, section), field)
+            kept = getattr(getattr(quick, section), field)
+            assert kept == (tuple(validated) if isinstance(validated, list) else validated), field
     assert quick.inject.skip_projects == ("~/secret",) and quick.memory.max_file_bytes == 8192
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import secrets
 import stat as stat_module
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -116,7 +115,7 @@ def title_key(title: str) -> str:
 
 def new_id() -> str:
     """Return a fresh memory id (12 hex digits: unique enough across every tree)."""
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()  # what secrets.token_hex does, without importing secrets (~4 ms)
 
 
 def derived_id(root: MemoryRoot, relative: str) -> str:

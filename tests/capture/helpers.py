@@ -44,14 +44,13 @@ def distill_once(opencode_db: Path | None = None, clock=None, options=None):  # 
     """One capture pass over the home's OpenCode database (or `opencode_db`), nothing left
     settling; `clock`: the pass's (the real one by default), `options`: its PassOptions."""
     import time
-    from dataclasses import replace
 
     from daemon.capture.pipeline import PassOptions, open_capturer
     from daemon.config import Config, load_settings
 
     settings, paths = load_settings()
     if opencode_db is not None:
-        paths = replace(paths, opencode_db=opencode_db)
+        paths = paths._replace(opencode_db=opencode_db)
     settings.capture.settle_seconds = 0
     capture = open_capturer(Config(settings, paths), clock=clock or time.time)
     try:
