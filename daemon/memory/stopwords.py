@@ -11,7 +11,6 @@ Pure; the lists are read once.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from daemon.memory import tokenize
