@@ -103,21 +103,23 @@ def state_dir_of(env: Mapping[str, str]) -> Path:
     return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memoryd"
 
 
+def file_identity(path: Path | str | None) -> list[int] | None:
+    """A file's mtime, size and inode, for a cache keyed by it; None when it is missing."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino] if st else None
+
+
 def settings_fingerprint(config_file: Path, env: Mapping[str, str]) -> dict[str, Any]:
     """Everything the validated settings depend on: the file's identity, the environment,
     and memoryd's own settings schema (the config module's file)."""
 
-    def stat(path: Path) -> list[int] | None:
-        try:
-            st = path.stat()
-        except OSError:
-            return None
-        return [st.st_mtime_ns, st.st_size, st.st_ino]
-
     return {
         "config": str(config_file),
-        "config_stat": stat(config_file),
-        "schema_stat": stat(Path(__file__).with_name("config.py")),
+        "config_stat": file_identity(config_file),
+        "schema_stat": file_identity(Path(__file__).with_name("config.py")),
         "env": {k: v for k, v in sorted(env.items()) if k.startswith("MEMORYD_") or k in _ENV_KEYS},
     }
 

@@ -1,7 +1,7 @@
 """Regexes of CJK characters, compiled the first time they look at text that is not ASCII.
 
 A character class spanning thousands of code points costs 2-6 ms to compile here (sre
-fills a 65,536-entry map range by range): five of them cost every short command
+fills a 65,536-entry map range by range): the seven memoryd has cost every short command
 (`memoryd context --json`, `memoryd recall`) ~20 ms at import, for text that is mostly
 ASCII and can never match them.
 """

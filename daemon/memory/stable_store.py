@@ -66,15 +66,13 @@ def _decode(data: str) -> StablePart:
 
 
 def _field_names(settings: Any) -> list[str]:
-    """The field names of a pydantic model, a NamedTuple, a dataclass or a plain object."""
-    from dataclasses import fields, is_dataclass
-
+    """The field names of a pydantic model, a NamedTuple (the cached QuickInject) or a plain object."""
     model_fields = getattr(type(settings), "model_fields", None)
     if model_fields is not None:
         return list(model_fields)
     if isinstance(settings, tuple) and hasattr(settings, "_fields"):
         return list(settings._fields)
-    return [f.name for f in fields(settings)] if is_dataclass(settings) else list(vars(settings))
+    return list(vars(settings))
 
 
 class StoredStable(MutableMapping):

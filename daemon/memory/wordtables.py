@@ -34,16 +34,10 @@ def keep_in(folder: Path | None) -> None:
         _folder, _tables = folder, None
 
 
-def _stat(path: str | None) -> list[int] | None:
-    try:
-        st = Path(path).stat() if path else None
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size] if st else None
-
-
 def _key(sources: Sequence[str | None]) -> list[Any]:
-    return [unicodedata.unidata_version, list(sys.version_info[:2]), *(_stat(s) for s in sources)]
+    from daemon.paths import file_identity
+
+    return [unicodedata.unidata_version, list(sys.version_info[:2]), *(file_identity(s) for s in sources)]
 
 
 def _read(folder: Path) -> dict[str, Any]:
@@ -81,7 +75,7 @@ def _write(folder: Path, tables: dict[str, Any]) -> None:
     try:
         atomic_write_bytes(folder / FILE, json.dumps(tables, ensure_ascii=False).encode("utf-8"), durable=False)
     except (OSError, DiskFull):
-        return  # a cache only: a read-only, full or missing state folder means a slower command, no failure
+        return  # a cache only: a read-only or full state folder means a slower command, no failure
 
 
 def strings(value: Any) -> bool:
