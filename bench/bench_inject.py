@@ -9,7 +9,9 @@ For each size, with that many memories (half global, half in one project) indexe
    again: the cached answer), for new prompts (a BM25 search each), and the first answer
    after a tree changed (the whole block rebuilt);
 2. the fallback without a daemon: `memoryd context --json` wall and CPU time, process start
-   included, with the prompt-free part kept in the index and with it rebuilt (as after a change);
+   included, with the prompt-free part kept in the index and with it rebuilt (as after a change),
+   run as the plugin runs it: the console script of a non-editable install (`bench/installed.py`;
+   `--from-checkout`: `python -m daemon` from this checkout's venv);
 3. the OpenCode plugin itself, under the Bun inside OpenCode (`BUN_BE_BUN=1`): the time a
    cached `experimental.chat.system.transform` step adds;
 4. the idle notice: from `POST /idle` to the note on disk, with settle_seconds = 30;
@@ -44,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_memory import FRESH_MAX, Corpus, child_cpu, pct, queries, write_tree  # noqa: E402
 from bench.commandenv import command_env  # noqa: E402
+from bench.installed import memoryd_as_installed  # noqa: E402
 from bench.machine import Steal, machine_line  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -152,14 +155,18 @@ def beside_a_busy_thread(get, prompts: list[str]) -> list[float]:  # noqa: ANN00
         sys.setswitchinterval(default)
 
 
-def bench_fallback(home: Path, project: Path, runs: int) -> None:
+def bench_fallback(home: Path, project: Path, runs: int, memoryd: Path | None) -> None:
     """`memoryd context --json` without a daemon: with the prompt-free part kept in the
     index (the usual case), and rebuilt (what the first command after any memory changed
-    pays: the `stable` table emptied before each run)."""
+    pays: the `stable` table emptied before each run). `memoryd`: the installed console
+    script the plugin runs (None: `python -m daemon` from this checkout)."""
     import sqlite3
 
     env = env_for(home)
-    args = [sys.executable, "-m", "daemon", "context", "--json", "--dir", str(project), "--prompt", "deploy lockfile"]
+    if memoryd is not None:
+        env.pop("PYTHONPATH")  # the installed package, not the checkout's
+    command = [str(memoryd)] if memoryd is not None else [sys.executable, "-m", "daemon"]
+    args = [*command, "context", "--json", "--dir", str(project), "--prompt", "deploy lockfile"]
     subprocess.run(args, env=env, check=True, capture_output=True)  # settings cache, page cache
     index_db = home / "s" / "memoryd" / "index.db"
     for label, cold in (("kept part", False), ("part rebuilt", True)):
@@ -331,12 +338,16 @@ def main() -> None:
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--plugin-steps", type=int, default=10_000)
     parser.add_argument("--turn-runs", type=int, default=5, help="real OpenCode runs per version (0: none)")
+    parser.add_argument("--from-checkout", action="store_true",
+                        help="time the fallback as `python -m daemon` from this checkout, not as installed (bench/installed.py)")
     args = parser.parse_args()
     from daemon.logs import setup_logging
 
     setup_logging(level="warning", log_file=None, stderr=True)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(machine_line())
+    memoryd = None if args.from_checkout else memoryd_as_installed()
+    print(f"fallback command: {memoryd or 'python -m daemon (this checkout)'}")
     for number, size in enumerate(sizes):
         home, cached = prepare(size)
         project = home / "p" / "shop"
@@ -346,7 +357,7 @@ def main() -> None:
                 print(f"-- round {round_}   (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
                 steal = Steal()
                 sock = bench_socket(home, project, args.requests)
-                bench_fallback(home, project, args.cli_runs)
+                bench_fallback(home, project, args.cli_runs, memoryd)
                 print(f"   (CPU steal during the round: {steal.share()})")
             if number == len(sizes) - 1 and args.plugin_steps:  # --plugin-steps 0: no plugin run
                 bench_plugin(home, project, sock, args.plugin_steps)

@@ -17,7 +17,8 @@ run builds them, which takes minutes), then measures, each `--rounds` times in t
 4. recall latency in-process: SearchIndex.search p50/p95, and commands.recall p50/p95
    (which also checks the tree for changes and counts hits);
 5. on the largest size, the wall time of the whole `memoryd recall` command, process
-   start included, its CPU time (user + system: what load does not inflate), and the
+   start included, as a user runs it (the console script of a non-editable install:
+   `bench/installed.py`; `--from-checkout`: this venv's), its CPU time (user + system: what load does not inflate), and the
    imports that dominate it (python -X importtime).
 
 Issue 22's run (each figure twice, 1k and 10k beside 100k; note `uptime` before):
@@ -45,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.commandenv import command_env  # noqa: E402
+from bench.installed import memoryd_as_installed  # noqa: E402
 from bench.machine import Steal, machine_line, startup_ms  # noqa: E402
 
 CATEGORIES = ("decision", "fact", "gotcha", "lesson", "preference", "sessions", "runbook", "api", "infra", "ci")
@@ -351,11 +353,12 @@ def bench_search(index, root, count: int, n_queries: int) -> None:  # noqa: ANN0
         print(f"commands.recall, {what}:  p50 {ms(pct(timings, 50))}  p95 {ms(pct(timings, 95))}")
 
 
-def bench_cli(home: Path, tree: Path, runs: int, rounds: int) -> None:
-    """`memoryd recall` wall time over `tree` (the last size's; its index is in home/state)."""
+def bench_cli(home: Path, tree: Path, runs: int, rounds: int, memoryd: Path | None) -> None:
+    """`memoryd recall` wall time over `tree` (the last size's; its index is in home/state),
+    run as `memoryd` (the installed console script; None: this venv's, or `python -m daemon`)."""
     env = command_env(HOME=str(home), XDG_CONFIG_HOME=str(tree.parent.parent),
                       XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
-    script = Path(sys.executable).parent / "memoryd"
+    script = memoryd or Path(sys.executable).parent / "memoryd"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "daemon"]
     cwd = home / "elsewhere"
     cwd.mkdir(exist_ok=True)
@@ -415,6 +418,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2, help="times each figure is measured in the run")
+    parser.add_argument("--from-checkout", action="store_true",
+                        help="time `memoryd recall` from this venv, not as installed (bench/installed.py)")
     args = parser.parse_args()
     print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
@@ -422,7 +427,7 @@ def main() -> None:
         os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
         for size in (int(s) for s in args.sizes.split(",")):
             tree = bench_size(home, size, args.queries, args.rounds)
-        bench_cli(home, tree, args.cli_runs, args.rounds)
+        bench_cli(home, tree, args.cli_runs, args.rounds, None if args.from_checkout else memoryd_as_installed())
 
 
 if __name__ == "__main__":
