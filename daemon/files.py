@@ -118,12 +118,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
         os.unlink(tmp)
         fd = os.open(tmp, flags, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:  # straight to the descriptor: one write of bytes in hand needs no buffered file object
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if durable:
-                os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), mode)  # whatever the umask took away
+                os.fsync(fd)
+            os.fchmod(fd, mode)  # whatever the umask took away
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException as exc:
         # Not swallowed: the temp file is removed and the error goes on (a full disk

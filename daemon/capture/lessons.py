@@ -24,7 +24,7 @@ from daemon.files import slugify
 from daemon.memory.checks import DESCRIPTION_CHARS
 from daemon.memory.clip import clip_text
 from daemon.memory.frontmatter import MemoryFileError, split_document
-from daemon.memory.index import SearchIndex, SearchIndexError, open_index
+from daemon.memory.index import KeptIndex, SearchIndex, SearchIndexError, open_index
 from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
 
@@ -112,8 +112,9 @@ class NoteMemories:
             change.statement = statement
         return change
 
-    def flush(self) -> None:
-        """Write the queued changes: one upsert (or removal) per memory touched.
+    def flush(self, kept: KeptIndex | None = None) -> None:
+        """Write the queued changes: one upsert (or removal) per memory touched, through
+        `kept` (None: an index opened for the call).
 
         A memory that cannot be written is logged and skipped: the notes stand regardless.
         """
@@ -121,7 +122,8 @@ class NoteMemories:
         if not changes:
             return
         try:
-            index = open_index(self.config)  # with the configured limits (memory.max_file_bytes)
+            # With the configured limits (memory.max_file_bytes).
+            index = kept.get() if kept is not None else open_index(self.config)
         except SearchIndexError as exc:
             # Notes come first: they are written; the memories wait for a usable index.
             log.warning("lesson.index_unusable", error=str(exc), memories=len(changes))
@@ -133,7 +135,8 @@ class NoteMemories:
                 except (OSError, sqlite3.Error, SearchIndexError, MemoryCommandError) as exc:
                     log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
         finally:
-            index.close()
+            if kept is None:
+                index.close()
 
     def _workspace(self, index: SearchIndex, root: MemoryRoot) -> Workspace:
         global_root = global_tree(self.paths)

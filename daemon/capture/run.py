@@ -8,6 +8,7 @@ Opening one from the configuration is `daemon.capture.pipeline.open_capturer`.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections import deque
@@ -33,6 +34,7 @@ from daemon.capture.treewrite import TreeWriter
 from daemon.config import Config
 from daemon.files import sync_files
 from daemon.logs import get_logger
+from daemon.memory.index import KeptIndex
 from daemon.memory.roots import global_tree
 from daemon.opencode.source import SessionInfo, SessionSource
 from daemon.state import SessionRecord, StateDB
@@ -48,6 +50,7 @@ RECORD_CHUNK = 500  # state records fetched at once while a pass walks its sessi
 # thread commits; with one slice ahead they ran dry in each commit (bench_capture).
 PLAN_AHEAD = 4
 BULK_PASS = 200  # sessions in a pass above which per-session events are debug-level
+CAPTURE_LOG = "memoryd.capture"
 Progress = Callable[[int, int, str], None]
 
 
@@ -77,7 +80,7 @@ class Capturer:
         self.identity = identity
         self.fallback = fallback  # used when the model's budget is spent (llm.fallback)
         self.clock = clock
-        self.log = get_logger("memoryd.capture")
+        self.log = get_logger(CAPTURE_LOG)
         self.limits = Limits.from_settings(config.settings.capture)
         self.global_root = global_tree(config.paths)
         self.transcripts_dir = config.paths.transcripts_dir
@@ -165,9 +168,11 @@ class _Pass:
     notes: NoteFinder = field(default_factory=NoteFinder)
     prefetch: workers.Prefetch | None = None  # a large pass's transcripts, built in worker processes
     transcripts: TranscriptFiles = field(init=False)  # the pass's transcript files
+    index: KeptIndex = field(init=False)  # the search index its commits write notes and lessons through
 
     def __post_init__(self) -> None:
         self.transcripts = TranscriptFiles(self.capture.transcripts_dir, self.capture.state.fence)
+        self.index = KeptIndex(self.capture.memories.config)
 
     def tick(self, title: str) -> None:
         self.done += 1
@@ -196,13 +201,18 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     known_before = state.count_records() if full_scope else 0
     p.total = len(sessions)
     p.transcripts.expect(p.total)
-    # A backfill of thousands logs its sessions at debug level: the summary says enough.
-    p.detail = capture.log.info if p.total <= BULK_PASS else capture.log.debug
+    # A backfill of thousands logs its sessions at debug level (when that is on: a call that
+    # only gets filtered out costs ~30 us each here): the summary says enough.
+    if p.total <= BULK_PASS:
+        p.detail = capture.log.info
+    elif logging.getLogger(CAPTURE_LOG).isEnabledFor(logging.DEBUG):
+        p.detail = capture.log.debug
     try:
         known_seen = _walk(p, sessions)
     finally:
         if p.prefetch is not None:
             p.prefetch.close()
+        p.index.close()
     report = p.report
     # Sessions the watermark let us skip without a look are unchanged too.
     report.unchanged += max(0, known_before - known_seen) if full_scope else 0
@@ -464,8 +474,8 @@ def _commit_batch(p: _Pass) -> None:
     records, p.to_commit = p.to_commit, []
     with p.capture.state.fence.guard():
         # Notes indexed first (a crash leaves rows the next sync checks): their lessons find the tree known.
-        p.capture.writer.index_written(p.capture.memories.config)
-        p.capture.memories.flush()  # the notes' lessons, once per memory, before the records
+        p.capture.writer.index_written(p.capture.memories.config, p.index)
+        p.capture.memories.flush(p.index)  # the notes' lessons, once per memory, before the records
     sync_files(r.note_path for r in records if r.status == Status.DISTILLED)
     with p.capture.state.transaction():
         p.capture.state.put_many(records)

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +27,7 @@ from daemon.state import WriteFence
 
 if TYPE_CHECKING:
     from daemon.config import Config
-    from daemon.memory.index import SearchIndex, SyncReport
+    from daemon.memory.index import KeptIndex, SearchIndex, SyncReport
     from daemon.memory.tree import Memory
 
 ECHOES_KEPT = 20_000  # files remembered as our own writes: a backfill's worth of notes
@@ -163,8 +163,9 @@ class TreeWriter:
             self._parsed.append((root, path, document, data, st, prepared))
         return written
 
-    def index_written(self, config: Config) -> None:
-        """Index the notes written with their `Document` since the last call, from it.
+    def index_written(self, config: Config, kept: KeptIndex | None = None) -> None:
+        """Index the notes written with their `Document` since the last call, from it, through
+        `kept` (None: an index opened for the call).
 
         An index that cannot be used leaves them to the refresh after the pass, which
         reads them from their files (and says what is wrong with the index).
@@ -184,7 +185,7 @@ class TreeWriter:
         if not by_root:
             return
         try:
-            with open_index(config) as index:
+            with nullcontext(kept.get()) if kept is not None else open_index(config) as index:
                 for key, items in by_root.items():
                     written = [(memory, st) for _, memory, st, _ in items]
                     report = _unknown_tree(index, items[0][0], written)

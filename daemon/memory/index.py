@@ -65,6 +65,29 @@ def open_index(config: Config) -> SearchIndex:
     return SearchIndex(config.paths.index_db, settings.source.busy_timeout_ms, settings.memory.max_file_bytes)
 
 
+class KeptIndex:
+    """One index connection kept for a run of writes (a capture pass's commits), opened at
+    its first use and closed by `close`.
+
+    Closing the last connection to a WAL database checkpoints its log into the file: a
+    backfill commits twice a second, and paid that (and an open) at every commit."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._index: SearchIndex | None = None
+
+    def get(self) -> SearchIndex:
+        """The open index (opened now at first use; SearchIndexError when it cannot be used)."""
+        if self._index is None:
+            self._index = open_index(self._config)
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index, index = None, self._index
+            index.close()
+
+
 class SearchIndexError(Exception):
     """The search index cannot be used; the message says what to do."""
 

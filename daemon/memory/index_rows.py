@@ -115,10 +115,18 @@ def index_rows(
 
 _DOC_UPDATES = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
 _TEXT_UPDATES = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
-_DOC_SQL = (
-    f"INSERT INTO doc ({DOC_COLUMNS}) VALUES ({', '.join('?' * 21)}) "
-    f"ON CONFLICT(path) DO UPDATE SET {_DOC_UPDATES} RETURNING rowid"
-)
+_DOC_ROW = f"({', '.join('?' * 21)})"
+
+
+def _doc_sql(rows: int) -> str:
+    """Upsert `rows` doc rows in one statement: one statement savepoint for the batch, not one
+    per row (its triggers made each a statement of its own); each row's rowid comes back by path."""
+    return (
+        f"INSERT INTO doc ({DOC_COLUMNS}) VALUES {', '.join([_DOC_ROW] * rows)} "
+        f"ON CONFLICT(path) DO UPDATE SET {_DOC_UPDATES} RETURNING path, rowid"
+    )
+
+
 # An upsert, never INSERT OR REPLACE: REPLACE's implicit delete fires no trigger
 # and would leave the old tokens in the full-text index.
 _TEXT_SQL = (
@@ -155,9 +163,14 @@ def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> 
     terms = CountsDelta()
     paths = [doc[0] for doc, _ in rows]
     terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
+    rowids: dict[str, int] = {}
+    most = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 21  # 32,766 parameters by default, 999 in old builds
+    for start in range(0, len(rows), most):
+        docs = [doc for doc, _ in rows[start : start + most]]
+        rowids.update(db.execute(_doc_sql(len(docs)), [value for doc in docs for value in doc]).fetchall())
     texts = []
     for doc, text in rows:
-        texts.append((db.execute(_DOC_SQL, doc).fetchone()[0], *text))
+        texts.append((rowids[doc[0]], *text))
         terms.add(doc[1], doc[3], doc[9], text[1:])
     _write_texts(db, texts)
     root_tables = any(

@@ -304,3 +304,35 @@ def test_a_credential_in_a_hand_written_memory_is_not_copied_into_the_index(glob
     index.close()
     raw = b"".join(p.read_bytes() for p in (tmp_path / "state").iterdir()).lower()
     assert key[8:20].lower().encode() not in raw
+
+
+def _contents(index: SearchIndex) -> tuple[list, list, list, list]:
+    db = index._db
+    return (
+        [tuple(r) for r in db.execute("SELECT path, title, category, tags, description, hash, mtime, sort_ts, sig FROM doc ORDER BY path")],
+        [tuple(r) for r in db.execute("SELECT d.path, t.t_title, t.t_body FROM doc d JOIN doc_text t ON t.rowid = d.rowid ORDER BY d.path")],
+        [tuple(r) for r in db.execute("SELECT term, docs FROM term ORDER BY term")],
+        [tuple(r) for r in db.execute("SELECT root, category, tag, docs FROM cat_tag ORDER BY 1, 2, 3")],
+    )
+
+
+def test_a_batch_beyond_the_builds_parameter_limit_is_indexed_whole(global_root, tmp_path):
+    """A sync writes its memories' rows a batch per statement; a SQLite built with a low
+    parameter limit (999 in old builds) gets several statements, and the same index."""
+    for i in range(40):
+        write_memory(global_root.path, f"c{i % 3}/m{i}.md", f"title: note {i}\ntags: [t{i % 4}]", f"Body {i} about deploy {i % 5}.")
+    with SearchIndex(tmp_path / "whole.db") as whole, SearchIndex(tmp_path / "chunked.db") as chunked:
+        chunked._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)  # four rows a statement
+        for idx in (whole, chunked):
+            idx.sync_root(global_root)
+        assert len(_contents(whole)[0]) == 40
+        assert _contents(chunked) == _contents(whole)
+        # Changed and removed memories are upserted the same way.
+        for i in range(0, 40, 3):
+            write_memory(global_root.path, f"c{i % 3}/m{i}.md", f"title: renamed {i}\ntags: [x]", f"Now about lockfiles {i}.")
+        os.unlink(global_root.path / "c1" / "m1.md")
+        for idx in (whole, chunked):
+            idx.sync_root(global_root)
+        assert _contents(chunked) == _contents(whole)
+        assert ("x",) in {(tag,) for _, _, tag, _ in _contents(whole)[3]}
+        assert titles(chunked.search("lockfiles", [global_root], limit=50)) == titles(whole.search("lockfiles", [global_root], limit=50)) != []
