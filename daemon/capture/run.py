@@ -201,12 +201,10 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     known_before = state.count_records() if full_scope else 0
     p.total = len(sessions)
     p.transcripts.expect(p.total)
-    # A backfill of thousands logs its sessions at debug level (when that is on: a call that
-    # only gets filtered out costs ~30 us each here): the summary says enough.
-    if p.total <= BULK_PASS:
-        p.detail = capture.log.info
-    elif logging.getLogger(CAPTURE_LOG).isEnabledFor(logging.DEBUG):
-        p.detail = capture.log.debug
+    # A backfill of thousands logs its sessions at debug level, only when that is on (a call
+    # that is filtered out costs ~30 us here): the summary says enough.
+    if p.total <= BULK_PASS or logging.getLogger(CAPTURE_LOG).isEnabledFor(logging.DEBUG):
+        p.detail = capture.log.info if p.total <= BULK_PASS else capture.log.debug
     try:
         known_seen = _walk(p, sessions)
     finally:
@@ -229,16 +227,11 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     # A pass that wrote and decided nothing is a heartbeat: debug, so `memoryd logs` shows work.
     (capture.log.info if report.distilled or report.junk or report.failed or report.stop_reason else capture.log.debug)(
         "pass.done",
-        distilled=len(report.distilled),
-        junk=len(report.junk),
-        unchanged=report.unchanged,
-        settling=len(report.settling),
-        failed=len(report.failed),
-        pending=len(report.pending),
-        calls=report.calls,
-        seconds=round(report.seconds, 3),
+        distilled=len(report.distilled), junk=len(report.junk), unchanged=report.unchanged,
+        settling=len(report.settling), failed=len(report.failed), pending=len(report.pending),
+        calls=report.calls, seconds=round(report.seconds, 3),
         **({"stopped": report.stop_reason} if report.stop_reason else {}),
-    )
+    )  # fmt: skip
     return report
 
 
