@@ -24,7 +24,7 @@ from daemon.files import slugify
 from daemon.memory.checks import DESCRIPTION_CHARS
 from daemon.memory.clip import clip_text
 from daemon.memory.frontmatter import MemoryFileError, split_document
-from daemon.memory.index import KeptIndex, SearchIndex, SearchIndexError, open_index
+from daemon.memory.index import KeptIndex, SearchIndex, SearchIndexError
 from daemon.memory.roots import MemoryRoot, global_tree
 from daemon.memory.workspace import MemoryCommandError, Workspace
 
@@ -112,9 +112,9 @@ class NoteMemories:
             change.statement = statement
         return change
 
-    def flush(self, kept: KeptIndex | None = None) -> None:
-        """Write the queued changes: one upsert (or removal) per memory touched, through
-        `kept` (None: an index opened for the call).
+    def flush(self, kept: KeptIndex) -> None:
+        """Write the queued changes: one upsert (or removal) per memory touched, through the
+        pass's `kept` index.
 
         A memory that cannot be written is logged and skipped: the notes stand regardless.
         """
@@ -122,21 +122,16 @@ class NoteMemories:
         if not changes:
             return
         try:
-            # With the configured limits (memory.max_file_bytes).
-            index = kept.get() if kept is not None else open_index(self.config)
+            index = kept.get()  # with the configured limits (memory.max_file_bytes)
         except SearchIndexError as exc:
             # Notes come first: they are written; the memories wait for a usable index.
             log.warning("lesson.index_unusable", error=str(exc), memories=len(changes))
             return
-        try:
-            for change in changes:
-                try:
-                    self._apply(self._workspace(index, change.note_root), change)
-                except (OSError, sqlite3.Error, SearchIndexError, MemoryCommandError) as exc:
-                    log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
-        finally:
-            if kept is None:
-                index.close()
+        for change in changes:
+            try:
+                self._apply(self._workspace(index, change.note_root), change)
+            except (OSError, sqlite3.Error, SearchIndexError, MemoryCommandError) as exc:
+                log.warning("lesson.sync_failed", title=change.statement.title, error=str(exc))
 
     def _workspace(self, index: SearchIndex, root: MemoryRoot) -> Workspace:
         global_root = global_tree(self.paths)

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,14 +163,14 @@ class TreeWriter:
             self._parsed.append((root, path, document, data, st, prepared))
         return written
 
-    def index_written(self, config: Config, kept: KeptIndex | None = None) -> None:
+    def index_written(self, config: Config, kept: KeptIndex) -> None:
         """Index the notes written with their `Document` since the last call, from it, through
-        `kept` (None: an index opened for the call).
+        the pass's `kept` index.
 
         An index that cannot be used leaves them to the refresh after the pass, which
         reads them from their files (and says what is wrong with the index).
         """
-        from daemon.memory.index import SearchIndexError, open_index
+        from daemon.memory.index import SearchIndexError
         from daemon.memory.index_rows import signature_text
         from daemon.memory.tree import content_hash, memory_from_document
 
@@ -185,13 +185,13 @@ class TreeWriter:
         if not by_root:
             return
         try:
-            with nullcontext(kept.get()) if kept is not None else open_index(config) as index:
-                for key, items in by_root.items():
-                    written = [(memory, st) for _, memory, st, _ in items]
-                    report = _unknown_tree(index, items[0][0], written)
-                    report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items]).merged(report)
-                    self._indexed[key] = report.merged(self._indexed.get(key))
-                    self._signatures.setdefault(key, {}).update((str(m.path), signature_text(st)) for m, st in written)
+            index = kept.get()
+            for key, items in by_root.items():
+                written = [(memory, st) for _, memory, st, _ in items]
+                report = _unknown_tree(index, items[0][0], written)
+                report = index.put_many(items[0][0], written, scrubbed=True, prepared=[i[3] for i in items]).merged(report)
+                self._indexed[key] = report.merged(self._indexed.get(key))
+                self._signatures.setdefault(key, {}).update((str(m.path), signature_text(st)) for m, st in written)
         except (SearchIndexError, OSError, sqlite3.Error) as exc:
             get_logger("memoryd.capture").warning("notes.index_deferred", error=str(exc), notes=len(parsed))
 
