@@ -115,47 +115,31 @@ def index_rows(
 
 _DOC_UPDATES = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in DOC_COLUMNS.split(",")[1:]))
 _TEXT_UPDATES = ", ".join(f"{c} = excluded.{c}" for c in (c.strip() for c in TEXT_COLUMNS.split(",")))
-_DOC_ROW = f"({', '.join('?' * 21)})"
-
-
-def _doc_sql(rows: int) -> str:
-    """Upsert `rows` doc rows in one statement: one statement savepoint for the batch, not one
-    per row (its triggers made each a statement of its own); each row's rowid comes back by path."""
-    return (
-        f"INSERT INTO doc ({DOC_COLUMNS}) VALUES {', '.join([_DOC_ROW] * rows)} "
-        f"ON CONFLICT(path) DO UPDATE SET {_DOC_UPDATES} RETURNING path, rowid"
-    )
-
-
+# Rows are upserted a batch per statement: SQLite opens a statement savepoint for each
+# statement that writes through a trigger inside a transaction (both tables have them),
+# and FTS5 flushes its pending terms into a new segment at every savepoint -- per row,
+# half the indexing time of a backfill. Values are bound as parameters: floats and NULs
+# round-trip exactly, and nothing is encoded to be parsed again.
+_DOC_HEAD = f"INSERT INTO doc ({DOC_COLUMNS}) VALUES "
+_DOC_TAIL = f" ON CONFLICT(path) DO UPDATE SET {_DOC_UPDATES} RETURNING path, rowid"
 # An upsert, never INSERT OR REPLACE: REPLACE's implicit delete fires no trigger
 # and would leave the old tokens in the full-text index.
-_TEXT_SQL = (
-    f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
-    f"ON CONFLICT(rowid) DO UPDATE SET {_TEXT_UPDATES}"
-)
-# The same for a whole batch in one statement, its rows passed as one JSON array
-# ("WHERE true": an upsert's ON after a SELECT would read as a join's). One statement,
-# not one per row: SQLite opens a statement savepoint for each statement that writes
-# through a trigger inside a transaction, FTS5 flushes its pending terms into a new
-# segment at every savepoint, and the statement journal of those pages spilled to temp
-# files (20 writes a note) -- per row, half the indexing time of a backfill.
-_TEXT_ITEMS = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(6))
-_TEXT_BATCH_SQL = (
-    f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) SELECT {_TEXT_ITEMS} "
-    f"FROM json_each(?) WHERE true ON CONFLICT(rowid) DO UPDATE SET {_TEXT_UPDATES}"
-)
+_TEXT_HEAD = f"INSERT INTO doc_text (rowid, {TEXT_COLUMNS}) VALUES "
+_TEXT_TAIL = f" ON CONFLICT(rowid) DO UPDATE SET {_TEXT_UPDATES}"
 
 
-def _write_texts(db: sqlite3.Connection, texts: list[tuple]) -> None:
-    """Upsert doc_text rows (rowid first): one statement for the batch."""
-    if len(texts) == 1:
-        db.execute(_TEXT_SQL, texts[0])
-        return
-    payload = json.dumps(texts, ensure_ascii=False)
-    if "\\u0000" in payload:  # a NUL in a hand-written file: bound as is, row by row
-        db.executemany(_TEXT_SQL, texts)
-        return
-    db.execute(_TEXT_BATCH_SQL, (payload,))
+def _upsert(db: sqlite3.Connection, head: str, tail: str, rows: Sequence[tuple]) -> list[tuple]:
+    """`head` VALUES (…), (…) `tail` over `rows` (all of one width), as many a statement as the
+    build's parameter limit allows (32,766 by default, 999 in old builds); what they return."""
+    width = len(rows[0]) if rows else 1
+    one = f"({', '.join('?' * width)})"
+    most = max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
+    returned: list[tuple] = []
+    for start in range(0, len(rows), most):
+        some = rows[start : start + most]
+        sql = f"{head}{', '.join([one] * len(some))}{tail}"
+        returned += db.execute(sql, [value for row in some for value in row]).fetchall()
+    return returned
 
 
 def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> bool:
@@ -163,16 +147,12 @@ def upsert_rows(db: sqlite3.Connection, rows: Sequence[tuple[tuple, tuple]]) -> 
     terms = CountsDelta()
     paths = [doc[0] for doc, _ in rows]
     terms.remove_rows(db, f"d.path IN ({', '.join('?' * len(paths))})", paths)
-    rowids: dict[str, int] = {}
-    most = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 21  # 32,766 parameters by default, 999 in old builds
-    for start in range(0, len(rows), most):
-        docs = [doc for doc, _ in rows[start : start + most]]
-        rowids.update(db.execute(_doc_sql(len(docs)), [value for doc in docs for value in doc]).fetchall())
+    rowids = dict(_upsert(db, _DOC_HEAD, _DOC_TAIL, [doc for doc, _ in rows]))
     texts = []
     for doc, text in rows:
         texts.append((rowids[doc[0]], *text))
         terms.add(doc[1], doc[3], doc[9], text[1:])
-    _write_texts(db, texts)
+    _upsert(db, _TEXT_HEAD, _TEXT_TAIL, texts)
     root_tables = any(
         terms.before.get(doc[0]) != root_facts(doc[3], doc[9], doc[10], doc[11], doc[5], doc[7]) for doc, _ in rows
     )
