@@ -435,7 +435,7 @@ class Daemon:
 
 
 class _WakingEvent(threading.Event):
-    """An Event whose set() also wakes the main loop (SIGTERM sets it from a handler)."""
+    """An Event whose set() also wakes the main loop (SIGTERM sets it, from the signal thread)."""
 
     def __init__(self, wake: threading.Event) -> None:
         super().__init__()

@@ -121,3 +121,45 @@ def test_a_real_second_sigterm_exits_a_hung_shutdown_with_status_1() -> None:
             proc.wait()
         proc.stdout.close()
     assert "forced_exit" in rest and "clean exit" not in rest
+
+
+BUSY_LOGGER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from daemon.logs import get_logger, setup_logging
+    from daemon.service.signals import SignalHandlers
+    setup_logging("info", Path(sys.argv[1]), stderr=False)
+    log = get_logger("memoryd.test")
+    with SignalHandlers() as handlers:
+        print("ready", flush=True)
+        while not handlers.stop.is_set():  # the main thread is writing a log line whenever a signal comes
+            log.info("busy.line", path="/home/dev/src/webapp", filler="x" * 200)
+    print(sum(sig.name == "SIGHUP" for sig in handlers.received), flush=True)
+    """
+)
+
+
+def test_signals_that_come_in_the_middle_of_a_log_line_are_all_logged_once(tmp_path) -> None:
+    log_file = tmp_path / "memoryd.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUSY_LOGGER, str(log_file)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        for _ in range(300):
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out and "Logging error" not in out
+    received = int(out.split()[-1])
+    assert received >= 50  # the kernel merges a signal still pending: not all of them arrive
+    lines = "".join(path.read_text() for path in tmp_path.glob("memoryd.log*")).splitlines()
+    assert sum('"reload_requested"' in line for line in lines) == received
+    assert sum('"stop_requested"' in line for line in lines) == 1
