@@ -9,6 +9,8 @@ Python signal handler: such a handler runs between two bytecodes of the main thr
 which may be in the middle of a log line (a log call there re-enters that write:
 `RuntimeError: reentrant call inside BufferedWriter`, a traceback instead of the line)
 or hold an Event's lock (setting that Event there deadlocks). The handlers do nothing.
+The wakeup fd is one per process: nothing else in the daemon may set it (an asyncio loop
+in the main thread would, and stop signals would then go unseen).
 """
 
 from __future__ import annotations
