@@ -110,23 +110,17 @@ class ModelServer:
                     server.active += 1
                     server.max_active = max(server.max_active, server.active)
                 reply = server._next()
-                left = False
-
-                def leave() -> None:
-                    nonlocal left
-                    if not left:
-                        left = True
-                        with server._lock:
-                            server.active -= 1
-
                 try:
                     if reply.hang:
                         server.released.wait(server.hang_s)
                         return
                     time.sleep(reply.delay)
+                finally:
                     # No longer active once the answer goes out: the client may send its
                     # next request as soon as it has read this one, before this thread ends.
-                    leave()
+                    with server._lock:
+                        server.active -= 1
+                try:
                     data = reply.raw if reply.raw is not None else json.dumps(reply.json).encode()
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
@@ -143,8 +137,6 @@ class ModelServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
-                finally:
-                    leave()
 
         return Handler
 
