@@ -44,6 +44,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
     out["source"], newest = _source(config)
     if not paths.state_db.exists():
         out["state"] = None
+        out["memory"] = _memory_roots(config, None, here)  # trees (and their problems) before any pass
         return out
     try:
         state = StateDB(paths.state_db)
@@ -55,7 +56,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         return out
     try:
         # What the running daemon found reading it (damage inside a valid header shows
-        # only there): "<time> <error>", cleared by its next good pass.
+        # only there): "<time> <error>", cleared by the next good pass of any process.
         seen = state.get_meta("source_error") if out["daemon"]["running"] else ""
         if seen and out["source"].get("ok"):
             at, _, error = seen.partition(" ")
@@ -94,6 +95,7 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
     last_pass = int(state.get_meta("last_pass", "0"))
     records = state.records()  # read once for the counts and lists below
     stale = _stale(settings, [r for r in records if r.status == "distilled"])
+    by_id = {r.session_id: r for r in records}
     return {
         "watermark": iso(watermark) if watermark else None,
         "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
@@ -114,10 +116,22 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
             for r in state.records("failed")[:10]
         ],
         "errors": [
-            {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"]}
+            {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"],
+             "holds": _error_holds(e["session_id"], by_id)}
             for e in state.recent_errors(5)
         ],
     }
+
+
+def _error_holds(session_id: str, by_id: dict[str, Any]) -> bool | None:
+    """Whether a session's error still holds: not once the session got its note (or junk
+    verdict) since; None for an error of no session (it cannot be told)."""
+    if not session_id:
+        return None
+    from daemon.capture.lifecycle import DONE
+
+    record = by_id.get(session_id)
+    return record is None or record.status not in DONE
 
 
 def _hold(state: Any, now: float) -> dict[str, Any] | None:
@@ -268,6 +282,7 @@ def format_status(data: dict[str, Any]) -> str:
     st = data.get("state")
     if st is None:
         lines.append("No capture pass has run yet: run `memoryd distill`.")
+        lines.extend(_memory_lines(data.get("memory", [])))
     elif "unusable" in st:
         lines.append(f"State database: {st['unusable']}")
     else:
@@ -280,7 +295,8 @@ def format_status(data: dict[str, Any]) -> str:
             lines.append("Recent errors:")
             for e in st["errors"]:
                 sid = f" [{e['session_id']}]" if e["session_id"] else ""
-                lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
+                over = " (over: the session has its note since)" if e.get("holds") is False else ""
+                lines.append(f"  {e['time']}{sid} {e['message'][:200]}{over}")
     lines.extend(_here_lines(data.get("here")))
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)

@@ -141,8 +141,7 @@ class Jobs:
 
     def _source_recovered(self) -> None:
         if self._source.recovered():
-            self.log.info("source.recovered", db=str(self.paths.opencode_db))
-            self.state.set_meta("source_error", "")
+            self.log.info("source.recovered", db=str(self.paths.opencode_db))  # the pass cleared source_error
 
     def capture(self, full: bool = False, idle: frozenset[str] = frozenset()) -> CaptureResult | None:
         """Run a capture pass if anything can have changed; None when there is no source.
