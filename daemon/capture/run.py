@@ -221,8 +221,6 @@ def _run_pass(capture: Capturer, options: PassOptions, progress: Progress | None
     if not options.dry_run and p.hold is None:  # a new stop recorded, or an old one lifted
         lifecycle.update_hold(state, report, now_ms, lambda: int(capture.clock() * 1000), capture.log)
     state.mark_pass(now_ms, worked=bool(report.distilled or report.junk or report.failed or report.settling))
-    if not options.dry_run:
-        state.set_meta("source_error", "")  # the source read well: whoever recorded an error, it is over
     report.roots = capture.writer.take_roots()
     report.written = capture.writer.written
     report.seconds = capture.clock() - started
