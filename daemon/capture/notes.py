@@ -105,10 +105,11 @@ def render(session: SessionInfo, distilled: Distilled, extract_memories: bool) -
     return Rendered(text, document, note_filename(session), stated, index_text)
 
 
-def note_filename(session: SessionInfo) -> str:
-    """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
+def note_filename(session: SessionInfo, tail_chars: int = 8) -> str:
+    """`<date>-<title slug>-<id tail>.md`: readable, stable for a session; unique but for
+    sessions alike in day, title and the id's last `tail_chars` (see `note_path`)."""
     day = iso(session.time_created)[:10]
-    tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-8:]
+    tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-tail_chars:]
     # A source gives titles as stored: a key must not reach a file name.
     return f"{day}-{slugify(_clean(session.title, session.scrubbed) or 'session', 60)}-{tail}.md"
 
@@ -162,4 +163,20 @@ def note_path(
     if root is None:
         root = found.trees[key] = choose_note_dir(session, notes.target, global_root)
     folder = root.path / notes.category
-    return root, found.find(folder, session.id) or folder / (filename or note_filename(session))
+    mine = found.find(folder, session.id)
+    if mine is not None:
+        return root, mine
+    path = folder / (filename or note_filename(session))
+    if found.may_exist(path) and path.exists():  # another session's note has that name: never replaced
+        path = _free_name(folder, session, found)
+    return root, path
+
+
+def _free_name(folder: Path, session: SessionInfo, found: NoteFinder) -> Path:
+    """A name no note has: the whole id as the tail, then a counter (ids alike but for
+    their case or punctuation)."""
+    name = note_filename(session, len(session.id))
+    path, n = folder / name, 2
+    while found.may_exist(path) and path.exists():
+        path, n = folder / f"{name.removesuffix('.md')}-{n}.md", n + 1
+    return path
