@@ -12,6 +12,8 @@ from typing import Any
 from daemon.config import Config, Paths, Settings
 from daemon.timefmt import iso
 
+STATUS_BUSY_MS = 1000
+
 
 def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | None = None) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json); `here` is the
@@ -77,7 +79,8 @@ def _source(config: Config) -> tuple[dict[str, Any], int | None]:
 
     settings, paths = config.settings, config.paths
     try:
-        with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
+        # A status answers at once: a database held locked is said to be busy after a second.
+        with OpenCodeReader(paths.opencode_db, min(settings.source.busy_timeout_ms, STATUS_BUSY_MS)) as reader:
             newest = reader.newest_update()
             tables = reader.describe()
     except SourceError as exc:
