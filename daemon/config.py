@@ -101,6 +101,9 @@ class MemorySettings(_Section):
     max_file_bytes: int = Field(
         1_048_576, ge=4096, description="A larger memory file is indexed by its head only, and reported"
     )
+    follow_outside_links: bool = Field(
+        False, description="Use a project's .memory that is a link to a folder outside the project (off: not followed, reported)"
+    )
 
 
 class SweepSettings(_Section):

@@ -178,6 +178,7 @@ class QuickMemory(NamedTuple):
     project_roots: tuple[str, ...]
     discover_projects: bool
     max_file_bytes: int
+    follow_outside_links: bool
 
 
 class QuickSweep(NamedTuple):

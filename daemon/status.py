@@ -222,28 +222,33 @@ def _here(config: Config, here: Path) -> dict[str, Any] | None:
 
     if not is_in_worktree(here):
         return None
-    tree = project_tree(here)
+    tree = project_tree(here, config.settings.memory.follow_outside_links)
     target = config.settings.notes.target
     exists = tree.exists()
     notes_go = "project" if target == "project" or (target == "auto" and exists) else "global"
     return {"worktree": str(project_root_of(here)), "tree": str(tree.path), "exists": exists,
-            "notes_go_to": notes_go, "target": target}
+            "notes_go_to": "global" if tree.outside else notes_go, "target": target, "refused": bool(tree.outside)}
 
 
 def _memory_roots(config: Config, state: Any, here: Path | None = None) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
     from daemon.memory.index import SearchIndexError, open_index
-    from daemon.memory.roots import known_roots
+    from daemon.memory.roots import known_roots, refused_roots
 
-    rows: list[dict[str, Any]] = []
     # With the caller's own project, captured yet or not.
-    roots = known_roots(config, state, [here] if here is not None else [])
+    dirs = [here] if here is not None else []
+    rows: list[dict[str, Any]] = [
+        {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [r.warning()], "problems_total": 1,
+         "refused": str(r.outside)}
+        for r in refused_roots(config, state, dirs)
+    ]
+    roots = known_roots(config, state, dirs)
     if not roots:
         return rows
     try:
         index = open_index(config)
     except SearchIndexError as exc:
-        return [
+        return rows + [
             {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [str(exc)], "problems_total": 1}
             for r in roots
         ]
@@ -321,8 +326,8 @@ def _family_lines(src: dict[str, Any]) -> list[str]:
 
 
 def _here_lines(here: dict[str, Any] | None) -> list[str]:
-    if here is None:
-        return []
+    if here is None or here["refused"]:
+        return []  # a refused tree is said once, among the trees
     if here["exists"]:
         return [f"This project ({here['worktree']}): memory tree {here['tree']}"]
     if here["notes_go_to"] == "project":
@@ -386,6 +391,9 @@ def _model_line(m: dict[str, Any]) -> str:
 def _memory_lines(roots: list[dict[str, Any]]) -> list[str]:
     lines = []
     for root in roots:
+        if root.get("refused"):
+            lines.append(f"Memory ({root['scope']}): {root['path']} — not followed: {root['problems'][0]}")
+            continue
         lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
         lines.extend(f"  skipped: {problem}" for problem in root["problems"])
         if root["problems_total"] > len(root["problems"]):

@@ -57,6 +57,7 @@ class Jobs:
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
         self._roots: dict[Path, MemoryRoot] = {}
+        self._refused: set[Path] = set()  # `.memory` links out of their project, warned of
         # What the capture pass wrote into the trees: the watcher's echo of it is no work.
         self.own_writes = OwnWrites()
         # Called after each session a pass finishes: the daemon's watchdog sees a long pass
@@ -222,10 +223,15 @@ class Jobs:
 
     def roots(self) -> list:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
-        from daemon.memory.roots import known_roots
+        from daemon.memory.roots import known_roots, refused_roots
 
         roots = known_roots(self.config, self.state)
         self._roots = {root.path: root for root in roots}
+        refused = {root.path: root for root in refused_roots(self.config, self.state)}
+        for path in refused.keys() - self._refused:  # said once per link (again if it comes back)
+            self.log.warning("tree.refused", root=str(path), target=str(refused[path].outside),
+                             hint=refused[path].warning())
+        self._refused = set(refused)
         return roots
 
     def refresh_tree(self, root_path: Path) -> None:
