@@ -2,7 +2,8 @@
 
 A memory whose `expires` has passed moves to `<root>/.expired/<category>/` (hidden, so
 neither compiled nor indexed) and its tree is recompiled. Files that have sat in
-`.expired/` longer than `sweep.keep_expired_days` are deleted. When an opencode-memory
+`.expired/` longer than `sweep.keep_expired_days` are deleted, once later sweeps over a
+real day agree (`daemon.memory.deletions`: a clock set ahead deletes nothing). When an opencode-memory
 store exists, its expired rows go too, in one transaction; its own triggers keep its
 FTS table in step.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from daemon.files import ensure_dir
 from daemon.memory.compile import compile_root
+from daemon.memory.deletions import DeletionLedger
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot
 from daemon.memory.tree import Memory, Problem
@@ -32,6 +34,7 @@ class SweepReport:
 
     moved: list[tuple[Path, Path]] = field(default_factory=list)
     purged: list[Path] = field(default_factory=list)
+    waiting: list[Path] = field(default_factory=list)  # due by the wall clock, kept until sweeps over a real day agree
     store_deleted: int = 0
     store: Path | None = None  # the opencode-memory store swept, if one exists
     compiled: list[Path] = field(default_factory=list)
@@ -100,8 +103,11 @@ def _move_expired(root: MemoryRoot, expired: Sequence[Memory], now: datetime, re
     return moved
 
 
-def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport) -> None:
-    for path in plan_purge(root, now, keep_days):
+def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport, ledger: DeletionLedger) -> None:
+    due = {str(path.relative_to(root.expired_dir)): path for path in plan_purge(root, now, keep_days)}
+    allowed = ledger.may_delete(root.key, due)
+    report.waiting.extend(path for name, path in sorted(due.items()) if name not in allowed)
+    for path in sorted(due[name] for name in allowed):
         try:
             path.unlink()
         except FileNotFoundError:
@@ -110,6 +116,7 @@ def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport)
             report.problems.append(Problem(path, f"could not delete: {exc.strerror or exc}"))
             continue
         report.purged.append(path)
+        ledger.deleted(root.key, [str(path.relative_to(root.expired_dir))])
         log.info("sweep.purged", extra={"path": str(path), "keep_expired_days": keep_days})
     try:
         with os.scandir(root.expired_dir) as listing:
@@ -165,13 +172,16 @@ def sweep(
     opencode_memory_db: Path | None,
     *,
     index: SearchIndex,
+    ledger: DeletionLedger | None = None,
 ) -> SweepReport:
     """Move expired memories out, purge old expired files, sweep the opencode-memory store.
 
     Expiry dates come from the search index (synced first, no full parse of the trees)
     and moved files leave it at once. One root's failure does not stop the others.
+    `ledger`: what earlier sweeps found due (default: the one beside the index).
     """
     report = SweepReport()
+    ledger = ledger or DeletionLedger.in_state(index.db_path.parent)
     for root in roots:
         if not root.exists():
             continue
@@ -186,9 +196,10 @@ def sweep(
                 index.remove_file(path)
             moved_from = {path.parent.name for path in moved}
             report.compiled.extend(compile_root(root, index, categories=moved_from))
-            _purge(root, now, keep_expired_days, report)
+            _purge(root, now, keep_expired_days, report, ledger)
         except OSError as exc:
             report.problems.append(Problem(root.path, f"sweep failed: {exc.strerror or exc}"))
+    ledger.save()
     if opencode_memory_db is not None and opencode_memory_db.exists():
         report.store = opencode_memory_db
         try:
