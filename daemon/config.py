@@ -108,7 +108,9 @@ class MemorySettings(_Section):
 
 class SweepSettings(_Section):
     interval_minutes: float = Field(60, gt=0, description="How often the sweep runs")
-    keep_expired_days: int = Field(30, ge=0, description="Days an expired file stays in .expired/")
+    keep_expired_days: int = Field(
+        30, ge=0, description="Days an expired file stays in .expired/ (deleted once two sweeps a real day apart agree)"
+    )
     opencode_memory_db: str = Field("", description="opencode-memory store; empty: $XDG_DATA_HOME/opencode-memory/memory.db")
 
 

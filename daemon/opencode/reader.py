@@ -117,7 +117,8 @@ class SourceBusy(SourceError):
     """Another program holds a lock on the database longer than we wait: not damage."""
 
 
-def is_busy(exc: sqlite3.DatabaseError) -> bool:
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "busy": another program holds a lock."""
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
 
