@@ -497,4 +497,3 @@ def serve(config: Config, project_dir: Path | None, *, explicit_project: bool = 
     finally:
         service.close()
         log.info("mcp.stopped")
-

@@ -91,7 +91,6 @@ def resolve_paths(settings: Settings | QuickSettings, config_file: Path, env: Ma
     )
 
 
-
 def foreign_owner_advice(env: Mapping[str, str]) -> str | None:
     """When folders memoryd writes (state, its config, the global tree, or folders above
     them in the home), or what is at their top, belong to another user (one `sudo -E

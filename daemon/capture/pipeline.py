@@ -8,8 +8,8 @@ carries out a pass.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from daemon.capture.lifecycle import Identity, ServerFaults, is_stale
 from daemon.capture.plan import PassOptions, PassReport

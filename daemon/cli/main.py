@@ -121,9 +121,7 @@ def main() -> None:
         import os
 
         from daemon.diskfull import find_disk_full
-        from daemon.paths import state_dir_of
-
-        from daemon.paths import foreign_owner_advice
+        from daemon.paths import foreign_owner_advice, state_dir_of
 
         full = find_disk_full(exc, state_dir_of(os.environ))
         # So can a folder of memoryd's that another user owns: the path and the chown.
