@@ -35,18 +35,19 @@ def _transcripts(folder: Path) -> list[tuple[Path, float]]:
 
 
 def prune_transcripts(
-    folder: Path, days: int, now_s: float, dry_run: bool = False, ledger: DeletionLedger | None = None
+    folder: Path, days: int, now_s: float, dry_run: bool = False, ledger: DeletionLedger | None = None,
+    *, wait: bool = True,
 ) -> list[Path]:
     """Delete the transcripts past their retention; return them.
 
     Past it by the wall clock is not enough: later sweeps over a real day must agree
     (`ledger`, by default the state folder's), so a clock set ahead deletes none. With
-    `days` 0 (keep none) they go at once: that is no question of time.
+    `days` 0 (keep none), or `wait` False (`memoryd scrub`, asked for now), they go at once.
     """
     gone = expired(_transcripts(folder), days, now_s)
     if dry_run:
         return gone
-    if days > 0:
+    if days > 0 and wait:
         ledger = ledger or DeletionLedger.in_state(folder.parent)
         allowed = ledger.may_delete(TRANSCRIPTS, (path.name for path in gone))
         gone = [path for path in gone if path.name in allowed]
@@ -65,7 +66,7 @@ class TranscriptScrub:
 
 def rescrub_transcripts(folder: Path, days: int, now_s: float, dry_run: bool = False, on_file=None) -> TranscriptScrub:  # noqa: ANN001
     """Drop the expired transcripts, then redact what the current rules find in the rest."""
-    report = TranscriptScrub(deleted=prune_transcripts(folder, days, now_s, dry_run))
+    report = TranscriptScrub(deleted=prune_transcripts(folder, days, now_s, dry_run, wait=False))
     gone = set(report.deleted)
     for path, _ in _transcripts(folder):
         if path in gone:
