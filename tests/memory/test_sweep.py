@@ -154,6 +154,19 @@ def test_a_clock_set_ahead_deletes_nothing_for_good(index, expiring, lived):
     assert report.purged == [] and moved.exists()
 
 
+def test_a_memory_moved_while_the_clock_was_ahead_comes_back(expiring, index, lived):
+    clock, ledger = lived
+    root = expiring.path
+    ahead = sweep([expiring], NOW + timedelta(days=40), 30, None, index=index, ledger=ledger)
+    assert (root / "fact/later.md", root / ".expired/fact/later.md") in ahead.moved  # expires 2025-07-01
+    assert "Later" not in (root / "fact/index.md").read_text()
+    back = sweep([expiring], NOW, 30, None, index=index, ledger=ledger)  # the clock set right
+    assert (root / ".expired/fact/later.md", root / "fact/later.md") in back.restored
+    assert (root / ".expired/fact/outage.md").exists()  # expired by any clock: stays out
+    assert "Later" in (root / "fact/index.md").read_text()
+    assert [m.title for m in index.memories(expiring) if m.title == "Later"] == ["Later"]
+
+
 def test_plan_expired_is_pure_and_ordered(expiring, index):
     memories = index.memories(expiring)
     assert [m.title for m in plan_expired(memories, NOW + timedelta(days=40))] == ["CI outage", "Today", "Later"]

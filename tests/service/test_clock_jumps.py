@@ -83,6 +83,11 @@ def test_thirty_days_ahead_and_back_deletes_nothing_for_good(home, fixture_db, d
     kept.write_text("---\ntitle: Old outage\nkind: fact\nexpires: 2020-01-01\n---\nThe cache fell over.\n")
     moved_at = time.time() - 25 * DAY_S
     os.utime(kept, (moved_at, moved_at))
+    # Ten days left: expired 30 days ahead (moved out, not deleted), back once the clock is right.
+    soon = home.global_root / "fact" / "soon.md"
+    soon.parent.mkdir(parents=True)
+    in_ten_days = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 10 * DAY_S))
+    soon.write_text(f"---\ntitle: Staging freeze\nkind: fact\nexpires: {in_ten_days}\n---\nNo deploys.\n")
     daemon.start()
     wait_for(lambda: len(session_notes(home)) == 6, 30, "the first pass's notes")
     wait_for(lambda: count(daemon, "sweep.done") >= 1, 30, "the first sweep")
@@ -94,11 +99,13 @@ def test_thirty_days_ahead_and_back_deletes_nothing_for_good(home, fixture_db, d
     wait_for(lambda: count(daemon, "sweep.done") >= sweeps + 3, 30, "three sweeps 30 days ahead")
     assert kept.exists() and sorted((home.state_dir / "transcripts").glob("*.md")) == transcripts
     assert '"purge_waiting": 1' in daemon.output()  # due by the wall clock, and kept
+    assert not soon.exists() and (home.global_root / ".expired" / "fact" / "soon.md").exists()
     clock.set("+0")
     time.sleep(1.5)
     sweeps = count(daemon, "sweep.done")
     wait_for(lambda: count(daemon, "sweep.done") >= sweeps + 2, 30, "two sweeps back at the right time")
     assert kept.exists() and sorted((home.state_dir / "transcripts").glob("*.md")) == transcripts
+    assert soon.exists() and "Staging freeze" in (home.global_root / "fact" / "index.md").read_text()
     assert daemon.stop() == 0
     assert "Traceback" not in daemon.output()
 
