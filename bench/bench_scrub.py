@@ -219,7 +219,7 @@ def _load(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
-    return module.redact
+    return module
 
 
 def _load_revision(rev: str, folder: Path):
@@ -240,7 +240,7 @@ def _load_revision(rev: str, folder: Path):
     sys.path.insert(0, str(folder))
     import baseline_scrub  # noqa: PLC0415 (written just now)
 
-    return baseline_scrub.redact
+    return baseline_scrub
 
 
 def main() -> None:
@@ -253,13 +253,28 @@ def main() -> None:
     parser.add_argument("--baseline", help="also measure an older scrubber: a git revision (e.g. main) or a module file or package folder")
     parser.add_argument("--chunk", type=int, default=0, help="hand the text over in pieces of about this many characters (default: whole files)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per corpus, the fastest counts (default 3)")
+    parser.add_argument("--data", type=Path, help="a held-out folder (planted.json, fp.json): print its aggregate figures only (scrub_heldout.py)")
+    parser.add_argument("--batch", help="with --data: read NAME.json and NAME-fp.json (a fresh batch) instead")
+    parser.add_argument("--anchors", action="store_true", help="with --data: also run detect-secrets and trufflehog3 on the same texts (scrub_anchors.py)")
     args = parser.parse_args()
     LOCKFILES.extend(args.lockfile)
-    scrubbers = {"current": daemon.scrub.redact}
+    modules = {"current": daemon.scrub}
     with tempfile.TemporaryDirectory() as tmp:
         if args.baseline:
             path = Path(args.baseline)
-            scrubbers["baseline"] = _load(path) if path.exists() else _load_revision(args.baseline, Path(tmp))
+            modules["baseline"] = _load(path) if path.exists() else _load_revision(args.baseline, Path(tmp))
+        if args.data:
+            from scrub_heldout import measure as measure_data  # bench/scrub_heldout.py
+
+            scrubbers = {label: (module.find_spans, module.redact) for label, module in modules.items()}
+            if args.anchors:
+                from scrub_anchors import anchors  # bench/scrub_anchors.py
+
+                scrubbers.update(anchors())
+            for row in measure_data(args.data, args.batch, scrubbers):
+                print(json.dumps(row, ensure_ascii=False), flush=True)
+            return
+        scrubbers = {label: module.redact for label, module in modules.items()}
         for name in args.corpus or list(CORPORA):
             for label, scrubber in scrubbers.items():
                 print(json.dumps({"scrubber": label, **measure(name, scrubber, args)}), flush=True)
