@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import daemon.scrub  # noqa: E402
+from scrub_heldout import runner_lines_redacted  # noqa: E402 (bench/scrub_heldout.py)
 
 MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
@@ -114,7 +115,20 @@ def gitlog_tests() -> Iterator[tuple[str, str]]:
     return ((label, chunk) for label, chunk in _log_chunks() if PLANTED.match(label))
 
 
-CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests}
+def testlogs() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import testlogs as build  # bench/scrub_corpora.py
+
+    return iter(build())
+
+
+def minified() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import minified as build
+
+    return iter(build())
+
+
+CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests,
+           "testlogs": testlogs, "minified": minified}
 LOCKFILES: list[Path] = []
 
 
@@ -192,7 +206,7 @@ def measure(name: str, scrubber, options: argparse.Namespace) -> dict:
     seconds = _cpu_seconds(scrubber, calls, options.repeat)
     kinds: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
-    shown = 0
+    shown = runner_hit = 0
     for label, text in texts:
         if scrubber is not daemon.scrub.redact and MARKER.search(text):
             continue  # (markers already there would misalign an older scrubber's output)
@@ -202,11 +216,13 @@ def measure(name: str, scrubber, options: argparse.Namespace) -> dict:
             if shown < options.show:
                 print(f"  {label}: {kind} after {before!r}: {form}")
                 shown += 1
+        if scrubber is daemon.scrub.redact:
+            runner_hit += runner_lines_redacted(text, daemon.scrub.find_spans(text))
     mb = size / 1e6
     total = sum(kinds.values())
     return {"corpus": name, "mb": round(mb, 2), "calls": len(calls), "redactions": total, "per_mb": round(total / mb, 2) if mb else 0,
             "mb_per_s": round(mb / seconds, 2), "us_per_call": round(1e6 * seconds / len(calls), 1),
-            "kinds": dict(kinds.most_common(8)), "top": shapes.most_common(options.top)}
+            "runner_lines_redacted": runner_hit if scrubber is daemon.scrub.redact else None, "kinds": dict(kinds.most_common(8)), "top": shapes.most_common(options.top)}
 
 
 def _load(path: Path):

@@ -80,6 +80,14 @@ def _covers(pieces: list[tuple[int, int]], start: int, end: int) -> bool:
     return pos >= end
 
 
+def runner_lines_redacted(text: str, spans: list[tuple[int, int, str]]) -> int:
+    """How many test-runner lines of `text` lose something to `spans`."""
+    if not spans:
+        return 0
+    lines = [m.span() for m in re.finditer(r"[^\n]+", text) if RUNNER_LINE.match(m.group())]
+    return sum(1 for lo, hi in lines if any(s < hi and e > lo for s, e, _ in spans))
+
+
 def false_positives(texts: list[dict], spans_of: Scrubber) -> dict:
     """Redactions per MB by kind of text, and how many test-runner lines lost something."""
     size: Counter = Counter()
@@ -91,9 +99,8 @@ def false_positives(texts: list[dict], spans_of: Scrubber) -> dict:
         size[kind] += len(text.encode("utf-8"))
         spans = spans_of(text)
         found[kind] += len(spans)
-        lines = [m.span() for m in re.finditer(r"[^\n]*", text) if RUNNER_LINE.match(m.group())]
-        runner_lines += len(lines)
-        runner_hit += sum(1 for lo, hi in lines if any(s < hi and e > lo for s, e, _ in spans))
+        runner_lines += sum(1 for line in text.splitlines() if RUNNER_LINE.match(line))
+        runner_hit += runner_lines_redacted(text, spans)
     code_docs = [k for k in size if k != "?" and not re.search(r"log|runner|test", k)]
     mb = sum(size[k] for k in code_docs) / 1e6
     return {"fp_mb": round(sum(size.values()) / 1e6, 3),

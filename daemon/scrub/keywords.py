@@ -128,11 +128,13 @@ def _find_bound(text: str, low: str) -> Iterator[Span]:
         if text.startswith("//", start) and text[start - 1 : start] == ":":
             continue  # `https://x-access-token:tok@host`: userinfo, which structure.py judges
         name = text[start:key_end].rsplit("/", 1)[-1].lstrip("$@.:-")
+        op = match.group("op")
+        if op == ":" and name in _RUNNER_STATUS and text[match.end("op") : match.end("op") + 1] in (" ", "\t"):
+            continue  # `PASS: gcc.dg/x.c`, `--- PASS: TestX/a=1`: a test runner's verdict
         need = judge_name(name)
         if need is None:
             continue
         vstart, vend, quoted = _value_at(text, match.end())
-        op = match.group("op")
         if start and text[start - 1] in "?&" and op == "=":  # a URL's query: the value ends at `&`
             amp = text.find("&", vstart, vend)
             vend = vend if amp < 0 else amp
@@ -149,6 +151,8 @@ def _find_bound(text: str, low: str) -> Iterator[Span]:
             yield vstart, vend, kind
 
 
+# The verdicts test runners print before a test's name (DejaGnu, go test, TAP, Automake).
+_RUNNER_STATUS = frozenset(("PASS", "XPASS", "KPASS"))
 _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z][A-Za-z']*(?:[ \t,.;:!?]|$)", re.M)
 
 
