@@ -8,8 +8,9 @@ yielding spans; overlapping spans merge so nothing is left half-redacted:
 1. known formats (formats.py, a row each in formats.tsv): provider prefixes and shapes, one
    trie-shaped regex;
 2. structure (structure.py): private-key blocks, URL userinfo, `.netrc`/`.pgpass` lines;
-3. names (keywords.py): values bound to a secret's name, command flags, headers, prose,
-   judged by their shape (shape.py) so that code (`token = tokens[i]`) survives;
+3. names (keywords.py, prose.py): values bound to a secret's name, command flags, headers,
+   sentences in any language of the lexicon, judged by their shape (shape.py) so that code
+   (`token = tokens[i]`) survives;
 4. high-entropy tokens anywhere (entropy.py), except digests, ids and encoded text.
 
 Most text holds no secret, so what keeps this cheap is finding nothing fast: each detector
@@ -24,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-from daemon.scrub import entropy, formats, keywords, structure
+from daemon.scrub import entropy, formats, keywords, prose, structure
 from daemon.scrub.scan import token_runs
 
 Span = tuple[int, int, str]
@@ -51,7 +52,8 @@ def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
         (2, keywords.find_headers(text, low)),
         (2, keywords.find_commands(text, low)),
         (3, keywords.find_assignments(text, low)),
-        (3, keywords.find_prose(text, low)),
+        (3, prose.find_sentences(text, low)),
+        (3, prose.find_logins(text, low)),
         (4, entropy.find_tokens(text, runs)),
     ):
         for s, e, kind in spans:

@@ -1,0 +1,150 @@
+"""Secrets handed over in a sentence, in any language a user types in: "the password is X",
+"das Passwort lautet X", "le mot de passe est X", "密码是X", "パスワードは X", "login is admin / X".
+
+The names of a password, token, key or secret and the little words that hand a value over
+("is", "ist", "est", "是", "は") are data: `daemon/lexicon/<lang>/secret_prose.tsv`. A name is
+found in one Aho-Corasick pass; a value counts when it comes right after the name and a
+colon, or after one of its language's link words within a few words, and when it has the
+shape of one (a password must merely look like one; a token or key must look generated).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+
+from daemon import lexicon
+from daemon.scrub.scan import anchored, find_anchored
+from daemon.scrub.shape import is_code, looks_generated, password_like
+
+Span = tuple[int, int, str]
+TABLE = "secret_prose"
+_REACH = 60  # how far past the name a link word may stand ("password for admin changed to X")
+# What may stand between a link (or the name) and its value: spaces, a colon, a quote.
+# (None for a CJK link, which the value follows unspaced: `密码是X`; an alphabetic one ends
+# at a word boundary.)
+_GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
+# A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
+_VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
+_CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
+
+
+class _Names:
+    """The names (phrase → strong?) and each language's link words, from every table."""
+
+    def __init__(self) -> None:
+        names: dict[str, tuple[bool, frozenset[str]]] = {}
+        links: dict[str, set[str]] = {}
+        for lang, row in lexicon.every(TABLE):
+            if len(row) < 2 or row[1] not in ("strong", "name", "link"):
+                raise lexicon.LexiconError(f"{lang}/{TABLE}.tsv: {row!r}: expected a phrase and strong, name or link")
+            if row[1] == "link":
+                links.setdefault(lang, set()).add(row[0].casefold())
+        for lang, row in lexicon.every(TABLE):
+            if row[1] != "link":
+                strong, langs = names.get(row[0].casefold(), (False, frozenset()))
+                names[row[0].casefold()] = (strong or row[1] == "strong", langs | {lang})
+        # (Boundaries are checked here: a name may follow `_`, as in `DB_PASSWORD to X`.)
+        self.matcher = lexicon.Matcher({name: name for name in names}, boundary=False)
+        self.names = names
+        # Each name's links (those of every language it is a word of), one pattern.
+        by_langs: dict[frozenset[str], re.Pattern[str]] = {}
+        self.links = {}
+        for name, (_, langs) in names.items():
+            if langs not in by_langs:
+                by_langs[langs] = _link_pattern([link for lang in langs for link in links.get(lang, ())])
+            self.links[name] = by_langs[langs]
+
+
+@lru_cache(maxsize=1)
+def _tables() -> _Names:
+    return _Names()
+
+
+def _spaced(char: str) -> bool:
+    """A letter of a script that spaces its words (Latin, Cyrillic, Greek, Arabic, Hebrew,
+    Devanagari, Hangul), or a digit: one next to a name makes it part of a longer word."""
+    return char.isalnum() and (char.isascii() or not unicodedata.name(char, "").startswith(("CJK", "HIRAGANA", "KATAKANA")))
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """A name that is a word of its own (Korean glues particles after a name: `비밀번호는`)."""
+    if start and _spaced(text[start]) and _spaced(text[start - 1]):
+        return False
+    return end >= len(text) or not (_spaced(text[end - 1]) and _spaced(text[end])) or "\uac00" <= text[end - 1] <= "\ud7af"
+
+
+def _link_pattern(links: list[str]) -> re.Pattern[str]:
+    """Any of `links` in a casefolded window; an alphabetic one as a word of its own."""
+    parts = []
+    for link in sorted(set(links), key=len, reverse=True):
+        word = _spaced(link[0]) and not "\uac00" <= link[0] <= "\ud7af"
+        parts.append(rf"(?<!\w){re.escape(link)}(?!\w)" if word else re.escape(link))
+    return re.compile("|".join(parts) or "(?!)")
+
+
+def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
+    gap = _GAP.match(text, pos, limit)
+    if not gap:
+        return None
+    m = _VALUE.match(text, gap.end(), limit)
+    if not m:
+        return None
+    value = m.group()
+    cut = _CJK_VALUE_END.search(value)  # (`密码是Xk29fQ请`: the sentence goes on)
+    end = m.start() + (cut.start() if cut else len(value))
+    while end > m.start() and text[end - 1] in ".,;:!?)]}>":
+        end -= 1
+    return (m.start(), end) if end > m.start() else None
+
+
+def _judge(value: str, strong: bool) -> bool:
+    if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
+        return False
+    if strong:
+        return password_like(value)
+    return looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)
+
+
+def find_sentences(text: str, low: str) -> Iterator[Span]:
+    """Values handed over after a secret's name in a sentence, in every language of the lexicon."""
+    tables = _tables()
+    found = tables.matcher.find(text)
+    if not found:
+        return
+    if not text.isascii() and len(unicodedata.normalize("NFKC", text).casefold()) != len(text):
+        return  # (offsets would not be the text's; the other detectors still run)
+    for hit in found:
+        if not _bounded(text, hit.start, hit.end):
+            continue
+        strong, langs = tables.names[hit.phrase]
+        line_end = text.find("\n", hit.end)
+        limit = min(hit.end + 200, line_end if line_end >= 0 else len(text))
+        # `Passwort: X`; in `db_password: X` the name is an identifier's, which keywords.py judges.
+        named = text[hit.start - 1 : hit.start] not in ("_", "-", ".") and text[hit.end : hit.end + 2].lstrip(" \t")[:1] in (":", "：")
+        tries = [hit.end] if named else []
+        window = text[hit.end : min(limit, hit.end + _REACH)].casefold()
+        tries.extend(hit.end + link.end() for link in tables.links[hit.phrase].finditer(window))
+        for pos in tries:
+            span = _value_after(text, pos, limit)
+            if span and _judge(text[span[0] : span[1]], strong):
+                yield span[0], span[1], "password"
+                break
+
+
+_LOGIN, _LOGIN_WORDS = anchored(
+    ("login", "log-in", "credentials?", "creds", "user(?:name)?", "account"),
+    r"\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
+    r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})",
+)
+
+
+def find_logins(text: str, low: str) -> Iterator[Span]:
+    """"the login is admin / X", "credentials: deploy / X"."""
+    if " /" in text or "\t/" in text:  # (what _LOGIN needs after the user name)
+        for m in find_anchored(_LOGIN, low, _LOGIN_WORDS):
+            value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
+            if password_like(value):
+                yield m.start("val"), m.start("val") + len(value), "password"
