@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-from daemon.scrub import entropy, formats, keywords, prose, structure
+from daemon.scrub import anchors, entropy, formats, keywords, places, prose, structure
 from daemon.scrub.scan import token_runs
 
 Span = tuple[int, int, str]
@@ -36,24 +36,38 @@ _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GENERIC = frozenset({"assignment", "password", "high_entropy"})
 
 
+@functools.lru_cache(maxsize=1)
+def _anchors() -> anchors.Anchors:
+    return anchors.Anchors({
+        "prose": prose.names(), "call": places.call_words(), "pair": places.PAIR_WORDS, "oracle": places.ORACLE_WORDS,
+        "assign": keywords._ASSIGN_WORDS, "scheme": keywords._SCHEME_WORDS, "login": prose._LOGIN_WORDS, "netrc": structure._NETRC_WORDS,
+    })
+
+
+def _starts(hits: list[anchors.Hit]) -> list[int]:
+    return [start for start, _, _ in hits]
+
+
 def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
     """Every detector's spans as (start, end, rank, kind), in the detectors' order."""
     low = text.lower()
     if len(low) != len(text):  # a few characters grow when lower-cased (`İ`): keep offsets
         low = text.translate(_ASCII_LOWER)
     runs = token_runs(text)
+    words = _anchors().find(low)
     found: list[tuple[int, int, tuple[bool, int], str]] = []
     add = found.append
     for rank, spans in (
         (0, structure.find_keys(text, low)),
         (1, formats.find_formats(text, low, runs)),
         (2, structure.find_url_credentials(text) if "://" in text else ()),
-        (2, structure.find_credential_files(text, low)),
-        (2, keywords.find_headers(text, low)),
+        (2, structure.find_credential_files(text, low, _starts(words["netrc"]))),
+        (2, keywords.find_headers(text, low, _starts(words["scheme"]))),
         (2, keywords.find_commands(text, low)),
-        (3, keywords.find_assignments(text, low)),
-        (3, prose.find_sentences(text, low)),
-        (3, prose.find_logins(text, low)),
+        (3, keywords.find_assignments(text, low, _starts(words["assign"]))),
+        (3, places.find_places(text, low, words)),
+        (3, prose.find_sentences(text, low, words["prose"])),
+        (3, prose.find_logins(text, low, _starts(words["login"]))),
         (4, entropy.find_tokens(text, runs)),
     ):
         for s, e, kind in spans:

@@ -114,15 +114,16 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
     return looks_random(value, 20)
 
 
-def find_assignments(text: str, low: str) -> Iterator[Span]:
-    """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name."""
+def find_assignments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name
+    (`starts`: where _ASSIGN_WORDS start in `low`, when already found)."""
     if "=" in low or ":" in low or "(" in low:  # (what _ASSIGN ends with)
-        yield from _find_bound(text, low)
+        yield from _find_bound(text, low, starts)
     yield from _find_pairs(text, low)
 
 
-def _find_bound(text: str, low: str) -> Iterator[Span]:
-    for match in find_anchored(_ASSIGN, low, _ASSIGN_WORDS):
+def _find_bound(text: str, low: str, starts: list[int] | None) -> Iterator[Span]:
+    for match in find_anchored(_ASSIGN, low, _ASSIGN_WORDS, starts):
         key_end = match.start("close")
         start = _name_start(text, match.start())
         if text.startswith("//", start) and text[start - 1 : start] == ":":
@@ -304,8 +305,9 @@ def _empty_basic(value: str) -> bool:
     return bool(colon) and (not password or password.lower() in PLACEHOLDER_WORDS)
 
 
-def find_headers(text: str, low: str) -> Iterator[Span]:
-    """`Authorization: <scheme> <credentials>` and bare `Bearer <token>`."""
+def find_headers(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`Authorization: <scheme> <credentials>` and bare `Bearer <token>` (`starts`: where
+    _SCHEME_WORDS start in `low`, when already found)."""
     if "authorization" in low:
         for m in _HEADER.finditer(low):
             value = text[m.start("val") : m.end("val")]
@@ -314,7 +316,7 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
                 continue  # (and `Basic base64_encoded_creds`, which is no base64)
             if not is_placeholder(value) and not is_reference(value) and (scheme in _SCHEMES or looks_random(value, 12, True)):
                 yield m.start("val"), m.end("val"), "auth_header"
-    for m in find_anchored(_SCHEME, low, _SCHEME_WORDS):
+    for m in find_anchored(_SCHEME, low, _SCHEME_WORDS, starts):
         if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "-_") or low[m.start("val")] == "-":
             continue
         value = text[m.start("val") : m.end("val")]

@@ -6,6 +6,7 @@ The names of a password, token, key or secret and the little words that hand a v
 found in one Aho-Corasick pass; a value counts when it comes right after the name and a
 colon, or after one of its language's link words within a few words, and when it has the
 shape of one (a password must merely look like one; a token or key must look generated).
+The names are found with the other detectors' words in one pass (anchors.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _REACH = 60  # how far past the name a link word may stand ("password for admin 
 _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 # A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
 _VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
+_COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
 
@@ -41,13 +43,11 @@ class _Names:
             if len(row) < 2 or row[1] not in ("strong", "name", "link"):
                 raise lexicon.LexiconError(f"{lang}/{TABLE}.tsv: {row!r}: expected a phrase and strong, name or link")
             if row[1] == "link":
-                links.setdefault(lang, set()).add(row[0].casefold())
+                links.setdefault(lang, set()).add(row[0].lower())
         for lang, row in lexicon.every(TABLE):
             if row[1] != "link":
-                strong, langs = names.get(row[0].casefold(), (False, frozenset()))
-                names[row[0].casefold()] = (strong or row[1] == "strong", langs | {lang})
-        # (Boundaries are checked here: a name may follow `_`, as in `DB_PASSWORD to X`.)
-        self.matcher = lexicon.Matcher({name: name for name in names}, boundary=False)
+                strong, langs = names.get(row[0].lower(), (False, frozenset()))
+                names[row[0].lower()] = (strong or row[1] == "strong", langs | {lang})
         self.names = names
         # Each name's links (those of every language it is a word of), one pattern.
         by_langs: dict[frozenset[str], re.Pattern[str]] = {}
@@ -61,6 +61,11 @@ class _Names:
 @lru_cache(maxsize=1)
 def _tables() -> _Names:
     return _Names()
+
+
+def names() -> tuple[str, ...]:
+    """The names of a secret in every language (lower-cased), for anchors.Anchors."""
+    return tuple(_tables().names)
 
 
 def _spaced(char: str) -> bool:
@@ -108,26 +113,30 @@ def _judge(value: str, strong: bool) -> bool:
     return looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)
 
 
-def find_sentences(text: str, low: str) -> Iterator[Span]:
-    """Values handed over after a secret's name in a sentence, in every language of the lexicon."""
+def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Iterator[Span]:
+    """Values handed over after a secret's name in a sentence, in every language of the
+    lexicon; `hits` are the names' places in `low` (anchors.Anchors, group `prose`).
+    (A name is bounded here: it may follow `_`, as in `DB_PASSWORD to X`.)"""
     tables = _tables()
-    found = tables.matcher.find(text)
-    if not found:
-        return
-    if not text.isascii() and len(unicodedata.normalize("NFKC", text).casefold()) != len(text):
-        return  # (offsets would not be the text's; the other detectors still run)
-    for hit in found:
-        if not _bounded(text, hit.start, hit.end):
+    for start, end, name in hits:
+        if not _bounded(text, start, end):
             continue
-        strong, langs = tables.names[hit.phrase]
-        line_end = text.find("\n", hit.end)
-        limit = min(hit.end + 200, line_end if line_end >= 0 else len(text))
+        strong, _ = tables.names[name]
+        line_end = text.find("\n", end)
+        limit = min(end + 200, line_end if line_end >= 0 else len(text))
         # `Passwort: X`; in `db_password: X` the name is an identifier's, which keywords.py judges.
-        named = text[hit.start - 1 : hit.start] not in ("_", "-", ".") and text[hit.end : hit.end + 2].lstrip(" \t")[:1] in (":", "：")
-        tries = [hit.end] if named else []
-        window = text[hit.end : min(limit, hit.end + _REACH)].casefold()
-        tries.extend(hit.end + link.end() for link in tables.links[hit.phrase].finditer(window))
-        for pos in tries:
+        named = text[start - 1 : start] not in ("_", "-", ".") and text[end : end + 2].lstrip(" \t")[:1] in (":", "：")
+        tries = [end] if named else []
+        window = low[end : min(limit, end + _REACH)]
+        links = tables.links[name]
+        tries.extend(end + link.end() for link in links.finditer(window))
+        # ("пароль от базы: X": words, then a colon; `key_id: X` is a field, keywords.py's)
+        tries.extend(end + colon.end() for colon in _COLON.finditer(window) if window[: colon.start()].startswith((" ", "\t")))
+        # A verb-final language names the value before its link: "şifresi X olarak ayarlandı".
+        direct = _value_after(text, end, limit)
+        if direct and links.match(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]):
+            tries.append(end)
+        for pos in sorted(set(tries)):
             span = _value_after(text, pos, limit)
             if span and _judge(text[span[0] : span[1]], strong):
                 yield span[0], span[1], "password"
@@ -141,10 +150,11 @@ _LOGIN, _LOGIN_WORDS = anchored(
 )
 
 
-def find_logins(text: str, low: str) -> Iterator[Span]:
-    """"the login is admin / X", "credentials: deploy / X"."""
+def find_logins(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """"the login is admin / X", "credentials: deploy / X" (`starts`: where _LOGIN_WORDS
+    start in `low`, when already found)."""
     if " /" in text or "\t/" in text:  # (what _LOGIN needs after the user name)
-        for m in find_anchored(_LOGIN, low, _LOGIN_WORDS):
+        for m in find_anchored(_LOGIN, low, _LOGIN_WORDS, starts):
             value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
             if password_like(value):
                 yield m.start("val"), m.start("val") + len(value), "password"

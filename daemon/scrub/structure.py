@@ -101,10 +101,11 @@ _PGPASS_SHAPE = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:\S")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
 
 
-def find_credential_files(text: str, low: str) -> Iterator[Span]:
-    """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)."""
+def find_credential_files(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)
+    (`starts`: where _NETRC_WORDS start in `low`, when already found)."""
     if "password" in low:
-        for m in find_anchored(_NETRC, low, _NETRC_WORDS):
+        for m in find_anchored(_NETRC, low, _NETRC_WORDS, starts):
             group = "val" if m.group("val") else "alone"
             if group == "alone" and low[low.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
                 continue  # `password X` must start its line

@@ -1,0 +1,86 @@
+"""Credentials in places without an assignment operator, and sentences in other languages.
+
+Each value is random (fixed seed) and placed the way code, config and people write it; each
+place has a near miss of the same syntax that holds no secret and must survive unchanged.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from daemon.scrub import redact
+
+_rng = random.Random("places")
+
+
+def _pw() -> str:
+    while True:
+        value = "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(_rng.randint(10, 18)))
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+PLACES = [
+    "define('DB_PASSWORD', '{v}');",
+    'props.setProperty("mail.smtp.password", "{v}");',
+    '<add key="ClearTextPassword" value="{v}" />',
+    '<property name="password" value="{v}"/>',
+    'conn = pymysql.connect("db.internal", "app", "{v}", "shop")',
+    '$db = mysqli_connect("localhost", "root", "{v}", "shop");',
+    'new NetworkCredential("svc-deploy", "{v}")',
+    'ftp.login("backup", "{v}")',
+    'user.setPassword("{v}");',
+    'dsn := "app:{v}@tcp(10.0.0.5:3306)/shop?parseTime=true"',
+    "sqlplus scott/{v}@//db.internal:1521/ORCL",
+    "sqlplus -s system/{v}@PRODDB",
+    "Driver={{ODBC Driver 18 for SQL Server}};Server=db;UID=sa;PWD={{{v}}};",
+    # Sentences, in the languages of the lexicon.
+    "das Passwort ist {v}",
+    "Das neue Kennwort lautet {v}.",
+    "le mot de passe est {v}",
+    "la contraseña de la base de datos es {v}",
+    "a senha do servidor é {v}",
+    "la password del database è {v}",
+    "het wachtwoord is {v}",
+    "hasło do bazy to {v}",
+    "пароль от базы: {v}",
+    "veritabanı şifresi {v} olarak ayarlandı",
+    "数据库密码是{v}，别外传",
+    "パスワードは {v} です",
+    "비밀번호는 {v} 입니다",
+]
+NEAR_MISSES = [
+    "define('WP_DEBUG', true);",
+    'props.setProperty("password", "${db.password}");',
+    '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />',
+    '<add key="Timeout" value="30" />',
+    "conn = pymysql.connect(host, user, password, db)",
+    'mysqli_connect("localhost", "root", $password, "shop");',
+    'ftp.login("backup", os.environ["FTP_PASSWORD"])',
+    '__all__ = ("Context", "ContextVar", "Token", "copy_context")',
+    "uses: actions/checkout@v4 and docker/build-push-action@v5",
+    "sqlplus / as sysdba",
+    "das Passwort ist falsch",
+    "le mot de passe est trop court",
+    "la contraseña es obligatoria",
+    "密码是必填项",
+    "パスワードは8文字以上です",
+    "비밀번호는 필수입니다",
+]
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_credential_in_this_place_is_redacted(place: str) -> None:
+    value = _pw()
+    text = place.format(v=value)
+    out = redact(text)
+    assert value not in out, out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_the_same_syntax_without_a_secret_survives(text: str) -> None:
+    assert redact(text) == text
