@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
+from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_hex, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
@@ -62,8 +62,8 @@ def judge_name(name: str) -> str | None:
         return "literal"
     if tail == "key":
         return "random" if prev in KEY_QUALIFIERS or (prev and prev not in ("sort", "cache", "lookup", "foreign", "dict", "map", "hash", "primary", "partition", "row", "group", "index", "unique", "composite", "natural", "surrogate")) else "very_random"
-    if tail in ("data", "base", "value") and prev == "key":
-        return "random"
+    if tail in ("data", "base", "value") and prev == "key" or tail == "id" and prev == "secret":
+        return "random"  # (`secret_id`: Vault's AppRole secret, not an id of one)
     if tail == "token" or prev in ("token", "secret") and tail in ("value", "secret"):
         return "literal"
     if tail in _WEAK:
@@ -111,7 +111,9 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return False
     if need == "random":
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
-    return looks_random(value, 20)
+    # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`); bare hex
+    # after a weak name is more often a digest or an id.
+    return looks_random(value, 20, allow_hex=quoted and len(value) >= 32 and is_hex(value.replace("-", "")))
 
 
 def find_assignments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
@@ -209,8 +211,9 @@ def _find_pairs(text: str, low: str) -> Iterator[Span]:
 
 
 _FLAG = re.compile(
-    r"--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|"
-    r"access-key|secret-key|client-secret|passphrase|private-key|auth)(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
+    r"--?(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|bearer|"
+    r"access-key|secret-key|client-secret|passphrase|private-key|auth|(?:license|master|encryption|signing|account|storage|admin|deploy|app)-key)"
+    r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
 )
 # A password handed to a command: command words → the flag (group `val`) within the command.
 _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
@@ -256,7 +259,7 @@ def _flag_value(value: str) -> bool:
 
 def find_commands(text: str, low: str) -> Iterator[Span]:
     """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
-    if "--" in text:
+    if "-" in text:
         for m in _FLAG.finditer(low):
             if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-"):
                 continue
