@@ -84,3 +84,31 @@ def test_a_credential_in_this_place_is_redacted(place: str) -> None:
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_the_same_syntax_without_a_secret_survives(text: str) -> None:
     assert redact(text) == text
+
+
+def _b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_base64_that_decodes_to_a_secret_is_redacted() -> None:
+    import json
+
+    pw = _pw()
+    cases = [
+        "data:\n  DATABASE_URL: " + _b64(f"postgres://app:{pw}@db.internal:5432/app") + "\n",
+        "  .dockerconfigjson: " + _b64(json.dumps({"auths": {"ghcr.io": {"auth": _b64(f"ci:{pw}")}}})),
+        "  credentials: " + _b64(f"deploy:{pw}"),
+        "echo " + _b64(f"export DB_PASSWORD={pw}") + " | base64 -d | sh",
+    ]
+    for text in cases:
+        encoded = text.split(": ")[-1].split()[0] if ": " in text else text.split()[1]
+        out = redact(text)
+        assert encoded not in out, out
+
+
+def test_base64_of_ordinary_text_or_a_certificate_survives() -> None:
+    cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUK1\n-----END CERTIFICATE-----"
+    for text in ("  ca.crt: " + _b64(cert), "  greeting: " + _b64("hello world, this is fine"), "  user: " + _b64("deploy")):
+        assert redact(text) == text

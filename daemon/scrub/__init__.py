@@ -25,8 +25,9 @@ from __future__ import annotations
 import functools
 import re
 
-from daemon.scrub import anchors, entropy, formats, keywords, places, prose, structure
+from daemon.scrub import anchors, encoded, entropy, formats, keywords, places, prose, structure
 from daemon.scrub.scan import token_runs
+from daemon.scrub.shape import password_like
 
 Span = tuple[int, int, str]
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -48,8 +49,13 @@ def _starts(hits: list[anchors.Hit]) -> list[int]:
     return [start for start, _, _ in hits]
 
 
-def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
-    """Every detector's spans as (start, end, rank, kind), in the detectors' order."""
+# How many times base64 is decoded and scanned again inside itself.
+_DEPTH = 2
+
+
+def _spans(text: str, depth: int = 0) -> list[tuple[int, int, tuple[bool, int], str]]:
+    """Every detector's spans as (start, end, rank, kind), in the detectors' order (`depth`:
+    how many base64 wrappings deep `text` was found)."""
     low = text.lower()
     if len(low) != len(text):  # a few characters grow when lower-cased (`İ`): keep offsets
         low = text.translate(_ASCII_LOWER)
@@ -69,11 +75,17 @@ def _spans(text: str) -> list[tuple[int, int, tuple[bool, int], str]]:
         (3, prose.find_sentences(text, low, words["prose"])),
         (3, prose.find_logins(text, low, _starts(words["login"]))),
         (4, entropy.find_tokens(text, runs)),
+        (2, encoded.find_encoded(text, runs, lambda inner: _kinds(inner, depth + 1), password_like) if depth < _DEPTH else ()),
     ):
         for s, e, kind in spans:
             if e > s:
                 add((s, e, (kind in _GENERIC, rank), kind))
     return found
+
+
+def _kinds(text: str, depth: int) -> list[str]:
+    """The kinds of secret in a text decoded from base64 `depth` wrappings deep."""
+    return [kind for _, _, _, kind in _spans(text, depth)]
 
 
 def find_spans(text: str) -> list[Span]:

@@ -264,7 +264,8 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
             if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-"):
                 continue
             value = text[m.start("val") : m.end("val")]
-            if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
+            single = low[m.start() + 1] != "-"  # (`-token=X`, Go's flags: also a word after a dash in prose)
+            if not value.startswith("-") and value.isascii() and literal_secret(value, bool(m.group("q")), False) and (not single or password_like(value)):
                 yield m.start("val"), m.end("val"), "cli_password"
     if " -" not in text and "\t-" not in text:
         for name in _DASHLESS:
