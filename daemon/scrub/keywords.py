@@ -269,16 +269,17 @@ def find_commands(text: str, low: str) -> Iterator[Span]:
                 yield m.start("val"), m.end("val"), "cli_password"
     if " -" not in text and "\t-" not in text:
         for name in _DASHLESS:
-            if name in text:
+            if name in low:
                 break
         else:
             return
-    first = _COMMAND.match(text)
-    for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(text)):
+    # (Command words matched lower-cased: a sentence may start with `Curl -u …`; flags keep their case.)
+    first = _COMMAND.match(low)
+    for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low)):
         _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
         stop = m.end()
-        while stop < len(text) and text[stop] not in "\n|;&":
-            stop += 1
+        while stop < len(text) and text[stop] not in "\n|;" and not text.startswith("&&", stop):
+            stop += 1  # (a lone `&` may be a password's, typed into a prompt)
         for flag in pattern.finditer(text[m.end() : stop]):
             if all(_flag_value(v) for v in flag.group("val").split()):
                 yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
