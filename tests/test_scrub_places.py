@@ -112,3 +112,35 @@ def test_base64_of_ordinary_text_or_a_certificate_survives() -> None:
     cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUK1\n-----END CERTIFICATE-----"
     for text in ("  ca.crt: " + _b64(cert), "  greeting: " + _b64("hello world, this is fine"), "  user: " + _b64("deploy")):
         assert redact(text) == text
+
+
+URL_SECRETS = [
+    ("https://api.weather.example/v2/{hex}/forecast", "hex"),
+    ("https://example.com/hooks/{tok}", "tok"),
+    ("curl 'https://api.openweathermap.org/data/2.5/weather?appid={hex}&q=London'", "hex"),
+    ("https://maker.ifttt.com/trigger/door/with/key/{tok}", "tok"),
+    ("https://bucket.s3.amazonaws.com/file.pdf?X-Amz-Signature={hex}{hex}", "hex"),
+]
+URL_NEAR_MISSES = [
+    "https://docs.google.com/document/d/1aBcD3fGhIjKlMnOpQrStUvWxYz0123456789AbCdEf/edit",
+    "https://github.com/org/repo/commit/9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a",
+    "https://files.pythonhosted.org/packages/3f/2a/9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c9d8e7f6a5b4c/pkg-1.0.tar.gz",
+    "https://example.com/blog/how-to-rotate-keys-in-2024",
+    "https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG",
+    "https://cdn.example.com/static/js/main.3f2a1b0c.chunk.js",
+    "https://api.example.com/v1/users/12345/orders?page=2&per_page=50",
+]
+
+
+@pytest.mark.parametrize("template,shape", URL_SECRETS)
+def test_a_key_in_a_url_path_or_query_is_redacted(template: str, shape: str) -> None:
+    hexes = "".join(_rng.choice("0123456789abcdef") for _ in range(32))
+    tok = _pw() + _pw()
+    text = template.format(hex=hexes, tok=tok)
+    out = redact(text)
+    assert (hexes if shape == "hex" else tok) not in out, out
+
+
+@pytest.mark.parametrize("text", URL_NEAR_MISSES)
+def test_ids_slugs_digests_and_routes_in_urls_survive(text: str) -> None:
+    assert redact(text) == text

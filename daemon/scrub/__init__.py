@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-from daemon.scrub import anchors, encoded, entropy, formats, keywords, places, prose, structure
+from daemon.scrub import anchors, encoded, entropy, formats, keywords, places, prose, structure, urls
 from daemon.scrub.scan import token_runs
 from daemon.scrub.shape import password_like
 
@@ -67,6 +67,7 @@ def _spans(text: str, depth: int = 0) -> list[tuple[int, int, tuple[bool, int], 
         (0, structure.find_keys(text, low)),
         (1, formats.find_formats(text, low, runs)),
         (2, structure.find_url_credentials(text) if "://" in text else ()),
+        (2, urls.find_url_secrets(text) if "://" in text else ()),
         (2, structure.find_credential_files(text, low, _starts(words["netrc"]))),
         (2, keywords.find_headers(text, low, _starts(words["scheme"]))),
         (2, keywords.find_commands(text, low)),
