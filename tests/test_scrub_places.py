@@ -144,3 +144,29 @@ def test_a_key_in_a_url_path_or_query_is_redacted(template: str, shape: str) -> 
 @pytest.mark.parametrize("text", URL_NEAR_MISSES)
 def test_ids_slugs_digests_and_routes_in_urls_survive(text: str) -> None:
     assert redact(text) == text
+
+
+_H = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"
+_P = "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWUsImlhdCI6MTUxNjIzOTAyMn0"
+
+
+@pytest.mark.parametrize("wrapping", ["wrapped", "spaced", "concatenated"])
+def test_a_jwt_in_pieces_is_redacted_whole(wrapping: str) -> None:
+    sig = "".join(_rng.choice(string.ascii_letters + string.digits + "_-") for _ in range(342))
+    jwt = f"{_H}.{_P}.{sig}"
+    text = {
+        "wrapped": "\n".join(jwt[i : i + 76] for i in range(0, len(jwt), 76)),
+        "spaced": f"{_H}. {_P} . {sig}",
+        "concatenated": f'token = "{_H}." +\n    "{_P}." +\n    "{sig}"',
+    }[wrapping]
+    out = redact(text)
+    assert _P[8:40] not in out and sig[100:140] not in out, out
+
+
+def test_a_key_block_quoted_or_numbered_is_redacted() -> None:
+    body = ["".join(_rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(64)) for _ in range(4)]
+    numbered = "1  -----BEGIN RSA PRIVATE KEY-----\n" + "".join(f"{i + 2}  {line}\n" for i, line in enumerate(body)) + "6  -----END RSA PRIVATE KEY-----"
+    quoted = 'key = "-----BEGIN PRIVATE KEY-----\\n" +\n' + "".join(f'  "{line}\\n" +\n' for line in body) + '  "-----END PRIVATE KEY-----\\n"'
+    for text in (numbered, quoted):
+        out = redact(text)
+        assert not any(line in out for line in body), out

@@ -65,6 +65,7 @@ def _spans(text: str, depth: int = 0) -> list[tuple[int, int, tuple[bool, int], 
     add = found.append
     for rank, spans in (
         (0, structure.find_keys(text, low)),
+        (1, structure.find_wrapped_jwts(text) if "eyJ" in text else ()),
         (1, formats.find_formats(text, low, runs)),
         (2, structure.find_url_credentials(text) if "://" in text else ()),
         (2, urls.find_url_secrets(text) if "://" in text else ()),
