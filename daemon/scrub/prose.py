@@ -29,6 +29,9 @@ _REACH = 60  # how far past the name a link word may stand ("password for admin 
 _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 # A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
 _VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
+_DIGIT = re.compile(r"[0-9]")
+_CODE_AFTER = frozenset("=()[]{},;\"'`.<>/\\|_") | {""}
+_VALUE_CHAR = re.compile(r"[0-9!@#$%^&*+=?~]")
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
@@ -50,11 +53,11 @@ class _Names:
                 names[row[0].lower()] = (strong or row[1] == "strong", langs | {lang})
         self.names = names
         # Each name's links (those of every language it is a word of), one pattern.
-        by_langs: dict[frozenset[str], re.Pattern[str]] = {}
-        self.links = {}
+        by_langs: dict[frozenset[str], _Links] = {}
+        self.links: dict[str, _Links] = {}
         for name, (_, langs) in names.items():
             if langs not in by_langs:
-                by_langs[langs] = _link_pattern([link for lang in langs for link in links.get(lang, ())])
+                by_langs[langs] = _Links([link for lang in langs for link in links.get(lang, ())])
             self.links[name] = by_langs[langs]
 
 
@@ -81,13 +84,31 @@ def _bounded(text: str, start: int, end: int) -> bool:
     return end >= len(text) or not (_spaced(text[end - 1]) and _spaced(text[end])) or "\uac00" <= text[end - 1] <= "\ud7af"
 
 
-def _link_pattern(links: list[str]) -> re.Pattern[str]:
-    """Any of `links` in a casefolded window; an alphabetic one as a word of its own."""
-    parts = []
-    for link in sorted(set(links), key=len, reverse=True):
-        word = _spaced(link[0]) and not "\uac00" <= link[0] <= "\ud7af"
-        parts.append(rf"(?<!\w){re.escape(link)}(?!\w)" if word else re.escape(link))
-    return re.compile("|".join(parts) or "(?!)")
+class _Links:
+    """A name's link words: those of a spaced script are whole words of the window (one
+    pass over its words, a set lookup each), the others (`是`, `は`) found anywhere."""
+
+    def __init__(self, links: list[str]) -> None:
+        self.words = frozenset(link for link in links if _spaced(link[0]) and _WORD.fullmatch(link))
+        self.glued = tuple(sorted((link for link in links if link not in self.words), key=len, reverse=True))
+
+    def ends(self, window: str) -> list[int]:
+        """Where each link in `window` (lower-cased) ends, in order."""
+        found = [m.end() for m in _WORD.finditer(window) if m.group() in self.words]
+        for link in self.glued:
+            at = window.find(link)
+            while at >= 0:
+                found.append(at + len(link))
+                at = window.find(link, at + 1)
+        return sorted(found)
+
+    def at(self, window: str, pos: int) -> bool:
+        """True when a link starts at `pos` of `window`."""
+        m = _WORD.match(window, pos)
+        return bool(m and m.group() in self.words) or window.startswith(self.glued, pos)
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
@@ -119,23 +140,29 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
     (A name is bounded here: it may follow `_`, as in `DB_PASSWORD to X`.)"""
     tables = _tables()
     for start, end, name in hits:
-        if not _bounded(text, start, end):
-            continue
+        after = text[end : end + 1]
+        if after in _CODE_AFTER or after == ":" and text[start - 1 : start] in ("_", "-", ".") or not _bounded(text, start, end):
+            continue  # (`db_password=`, `api_token: str`, `secret",`: code, which keywords.py reads)
         strong, _ = tables.names[name]
         line_end = text.find("\n", end)
         limit = min(end + 200, line_end if line_end >= 0 else len(text))
+        if not _VALUE_CHAR.search(text, end, limit):
+            continue  # (no value can look like a password or a token without one of these)
         # `Passwort: X`; in `db_password: X` the name is an identifier's, which keywords.py judges.
         named = text[start - 1 : start] not in ("_", "-", ".") and text[end : end + 2].lstrip(" \t")[:1] in (":", "：")
         tries = [end] if named else []
         window = low[end : min(limit, end + _REACH)]
         links = tables.links[name]
-        tries.extend(end + link.end() for link in links.finditer(window))
+        tries.extend(end + link_end for link_end in links.ends(window))
         # ("пароль от базы: X": words, then a colon; `key_id: X` is a field, keywords.py's)
         tries.extend(end + colon.end() for colon in _COLON.finditer(window) if window[: colon.start()].startswith((" ", "\t")))
-        # A verb-final language names the value before its link: "şifresi X olarak ayarlandı".
-        direct = _value_after(text, end, limit)
-        if direct and links.match(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]):
-            tries.append(end)
+        # The value right after the name: before its link in a verb-final language ("şifresi
+        # X olarak ayarlandı"), or in a title ("VPN — Şifre X"), where it must look generated.
+        direct = _value_after(text, end, limit) if text[end : end + 1] in (" ", "\t") and _DIGIT.search(text, end, min(limit, end + 24)) else None
+        if direct:
+            value = text[direct[0] : direct[1]]
+            if links.at(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]) or looks_generated(value, 12, allow_hex=False, words=0.5, floor=0.8):
+                tries.append(end)
         for pos in sorted(set(tries)):
             span = _value_after(text, pos, limit)
             if span and _judge(text[span[0] : span[1]], strong):
