@@ -37,6 +37,9 @@ PLACES = [
     "sqlplus scott/{v}@//db.internal:1521/ORCL",
     "sqlplus -s system/{v}@PRODDB",
     "Driver={{ODBC Driver 18 for SQL Server}};Server=db;UID=sa;PWD={{{v}}};",
+    "az login --service-principal -u 0a3e5758-d349-4dfd-8232-a521aa7adc4d -p {v}{v} --tenant example",
+    "Set-Cookie: PHPSESSID={v}{v}; path=/; HttpOnly",
+    "VPN — Şifre {v}{v}",
     # Sentences, in the languages of the lexicon.
     "das Passwort ist {v}",
     "Das neue Kennwort lautet {v}.",
@@ -69,6 +72,9 @@ NEAR_MISSES = [
     "密码是必填项",
     "パスワードは8文字以上です",
     "비밀번호는 필수입니다",
+    "Set-Cookie: lang=en-US; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly",
+    "Cache saved with key: node-cache-Linux-x64-npm-ecc5a2548dbca798a16043caece50b010ef83367439bca5c9827169baa7daa9e",
+    "db: migrate password hashes to argon2id",
 ]
 
 

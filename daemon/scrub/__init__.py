@@ -27,7 +27,6 @@ import re
 
 from daemon.scrub import anchors, encoded, entropy, formats, keywords, places, prose, structure, urls
 from daemon.scrub.scan import token_runs
-from daemon.scrub.shape import password_like
 
 Span = tuple[int, int, str]
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -72,12 +71,13 @@ def _spans(text: str, depth: int = 0) -> list[tuple[int, int, tuple[bool, int], 
         (2, structure.find_credential_files(text, low, _starts(words["netrc"]))),
         (2, keywords.find_headers(text, low, _starts(words["scheme"]))),
         (2, keywords.find_commands(text, low)),
+        (2, keywords.find_cookies(text, low)),
         (3, keywords.find_assignments(text, low, _starts(words["assign"]))),
         (3, places.find_places(text, low, words)),
         (3, prose.find_sentences(text, low, words["prose"])),
         (3, prose.find_logins(text, low, _starts(words["login"]))),
         (4, entropy.find_tokens(text, runs)),
-        (2, encoded.find_encoded(text, runs, lambda inner: _kinds(inner, depth + 1), password_like) if depth < _DEPTH else ()),
+        (2, encoded.find_encoded(text, runs, lambda inner: _kinds(inner, depth + 1)) if depth < _DEPTH else ()),
     ):
         for s, e, kind in spans:
             if e > s:

@@ -13,6 +13,8 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
+from daemon.scrub.shape import classes, password_like
+
 Span = tuple[int, int, str]
 
 MIN_LEN = 16  # 12 bytes: `user:passw0rd` and up
@@ -22,6 +24,7 @@ _B64 = re.compile(r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/=_\-].)[A-Za-z0-9+/_\-]{%d,}
 # Decoded `user:password`, what HTTP basic credentials and registry `auth` fields hold.
 _USER_PASSWORD = re.compile(r"[\w.@+\-]{1,64}:(?P<pw>[^\s:]{6,128})")
 _MIXED = re.compile(r"[0-9+/=]")
+_WORD_OF_ONE = re.compile(r"[\x21-\x7e]{8,64}")
 _TEXT_START = frozenset("IJKLMNOPQRSTUVWXYZabcdef")
 
 
@@ -43,9 +46,9 @@ def decode(token: str) -> str | None:
     return decoded if len(decoded) >= 8 and printable >= 0.95 * len(decoded) else None
 
 
-def find_encoded(text: str, runs: list[tuple[int, int]], rescan: Callable[[str], list[str]], password_like: Callable[[str], bool]) -> Iterator[Span]:
+def find_encoded(text: str, runs: list[tuple[int, int]], rescan: Callable[[str], list[str]]) -> Iterator[Span]:
     """Base64 runs (inside scan.token_runs()) whose decoded text holds a secret: what
-    `rescan` finds in it (the kinds), or `user:password`."""
+    `rescan` finds in it (the kinds), `user:password`, or a password by itself."""
     for lo, hi in runs:
         if hi - lo < MIN_LEN or hi - lo > MAX_LEN:
             continue
@@ -64,3 +67,5 @@ def find_encoded(text: str, runs: list[tuple[int, int]], rescan: Callable[[str],
                 yield m.start(), m.end(), kinds[0]
             elif pair and password_like(pair.group("pw")):
                 yield m.start(), m.end(), "basic_auth_credentials"
+            elif _WORD_OF_ONE.fullmatch(decoded) and password_like(decoded) and classes(decoded) >= 3:
+                yield m.start(), m.end(), "password"  # (a password encoded by itself: `echo … | base64 -d`)

@@ -221,7 +221,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     for names, regex, kind in (
         ("mysql mysqldump mysqladmin mysqlsh mariadb mariadb-dump", r"[ \t]-p(?P<val>[^\s'\"]+)", "cli_password"),
         ("sshpass twine", r"[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
-        ("docker podman helm buildah skopeo oras nerdctl crane regctl", r"\blogin\b[^\n|;&]*?[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("docker podman helm buildah skopeo oras nerdctl crane regctl az oc cf", r"\blogin\b[^\n|;&]*?[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("mongo mongosh mongodump mongorestore mongoexport mongoimport", r"[ \t]-p[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("redis-cli", r"[ \t]-a[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("sqlcmd bcp", r"[ \t]-P[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
@@ -308,6 +308,30 @@ def _empty_basic(value: str) -> bool:
         return False
     user, colon, password = decoded.partition(":")
     return bool(colon) and (not password or password.lower() in PLACEHOLDER_WORDS)
+
+
+# A cookie header's pairs (`Cookie: a=1; sid=…`, `Set-Cookie: PHPSESSID=…; Path=/`): a
+# session id is a credential; the attributes after a Set-Cookie's first pair are not.
+_COOKIE = re.compile(r"(?:set-)?cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n\"'`]+)")
+_COOKIE_PAIR = re.compile(r"[ \t]*(?P<name>[^=;\s]+)=(?P<val>[^;\s]*)")
+_COOKIE_ATTRIBUTES = frozenset("path domain expires max-age samesite secure httponly partitioned priority version comment".split())
+
+
+def find_cookies(text: str, low: str) -> Iterator[Span]:
+    """Cookie values that are credentials: a session's, an auth token's, or random ones."""
+    for m in _COOKIE.finditer(low) if "cookie" in low else ():
+        pos, end = m.start("pairs"), m.end("pairs")
+        while pos < end:
+            pair = _COOKIE_PAIR.match(text, pos, end)
+            if not pair:
+                break
+            name, value = pair.group("name").lower(), pair.group("val")
+            if name not in _COOKIE_ATTRIBUTES and len(value) >= 16 and not is_placeholder(value):
+                named = any(word in name for word in ("sess", "sid", "auth", "token", "jwt", "remember", "login", "secret"))
+                if named and looks_random(value, 16, allow_hex=True, words=0.6, floor=0.6) or looks_random(value, 20, allow_hex=True):
+                    yield pair.start("val"), pair.end("val"), "cookie"
+            semicolon = text.find(";", pair.end(), end)
+            pos = end if semicolon < 0 else semicolon + 1
 
 
 def find_headers(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:

@@ -30,6 +30,8 @@ _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 # A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
 _VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
 _DIGIT = re.compile(r"[0-9]")
+_NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
+_LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
 _CODE_AFTER = frozenset("=()[]{},;\"'`.<>/\\|_") | {""}
 _VALUE_CHAR = re.compile(r"[0-9!@#$%^&*+=?~]")
 _COLON = re.compile(r"[:：](?=[ \t])")
@@ -130,7 +132,12 @@ def _judge(value: str, strong: bool) -> bool:
     if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
         return False
     if strong:
-        return password_like(value)
+        # (`migrate password hashes to argon2id`: a name with a number, a hash's or a format's)
+        return password_like(value) and not _NAME_WITH_NUMBER.fullmatch(value)
+    # (`Cache saved with key: node-cache-Linux-x64-npm-<sha256>`: a label and a digest)
+    digest = _LABELLED_DIGEST.fullmatch(value)
+    if digest and len(re.findall(r"[A-Za-z]{2,}", digest.group("label"))) >= 2:
+        return False
     return looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)
 
 
