@@ -57,6 +57,7 @@ _PREFIXED_HEX = re.compile(
     r"[A-Za-z]{1,12}[_\-](?:[A-Za-z]{1,8}[_\-])?(?<=[_\-])(?:live|prod|production|sk|rk|secret|sec|key|token|tok|api|pat)[_\-]"
     r"(?:[0-9a-f]{32,}|[0-9A-F]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
 )
+_HASHED_HOST = re.compile(r"\|1\|(?:[A-Za-z0-9+/]+=*\|)?$")
 _AWS_WORDS = ("aws", "akia", "asia", "secret access key")
 
 
@@ -172,6 +173,8 @@ def find_tokens(text: str, runs: list[tuple[int, int]]) -> Iterator[Span]:
             continue  # `_VarUInt64ByteSizeNoTag(size)`, `PracticalPy31520261027 = …`: names; `kFiKa1VZ…`: an example
         if any(p.search(text, max(0, start - 60), start) for p in (_NOT_SECRET_BEFORE, _ID_NAME_BEFORE, _DIGEST_NAME_BEFORE, _ARN_BEFORE)):
             continue
+        if text[start - 1 : start] == "|" and _HASHED_HOST.search(text, max(0, start - 64), start):
+            continue  # a known_hosts line's hashed host: `|1|<salt>|<hash>`
         if _in_url_path(text, start, token) or _in_blob(text, start, end) or _decodes_to_text(core):
             continue
         near = text[max(0, start - 160) : end + 80].lower()

@@ -13,6 +13,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
 from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_hex, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
@@ -25,19 +26,19 @@ _ASSIGN, _ASSIGN_WORDS = anchored(  # run over the lower-cased text
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-STRONG = frozenset(
-    "password passwd passphrase passcode pwd pw pass secret token credential credentials creds "
-    "apikey authtoken accesstoken refreshtoken privatekey secretkey clientsecret".split()
-)
-KEY_QUALIFIERS = frozenset(
-    "api secret access private app master encryption encrypt account signing sign client license "
-    "auth service subscription admin shared preshared consumer webhook deploy session crypt cipher "
-    "hmac jwt aes write read ingest storage primary secondary connection x unseal recovery root "
-    "management mgmt sdk rest partner merchant publishable".split()
-)
-_WEAK = frozenset("key auth sig signature hmac pat".split())
+
+
+def _names(role: str) -> frozenset[str]:
+    return frozenset(row[0] for row in lexicon.rows("en", "secret_names") if len(row) > 1 and row[1] == role)
+
+
+# What the words of a name say (lexicon en/secret_names.tsv: the roles are explained there).
+STRONG = _names("strong")
+KEY_QUALIFIERS = _names("key_qualifier")
+_NOT_KEYS = _names("not_key")
+_WEAK = _names("weak")
 # Tokens that are ids, cursors or counters (AWS's idempotency and pagination tokens).
-_NOT_SECRET_TOKENS = frozenset("change request idempotency next pagination continuation page cursor marker output input max sync client".split())
+_NOT_SECRET_TOKENS = _names("not_token")
 
 
 def _words(name: str) -> list[str]:
@@ -61,7 +62,7 @@ def judge_name(name: str) -> str | None:
     if tail in STRONG or joined in STRONG:
         return "literal"
     if tail == "key":
-        return "random" if prev in KEY_QUALIFIERS or (prev and prev not in ("sort", "cache", "lookup", "foreign", "dict", "map", "hash", "primary", "partition", "row", "group", "index", "unique", "composite", "natural", "surrogate")) else "very_random"
+        return "random" if prev in KEY_QUALIFIERS or (prev and prev not in _NOT_KEYS) else "very_random"
     if tail in ("data", "base", "value") and prev == "key" or tail == "id" and prev == "secret":
         return "random"  # (`secret_id`: Vault's AppRole secret, not an id of one)
     if tail == "token" or prev in ("token", "secret") and tail in ("value", "secret"):
@@ -210,11 +211,17 @@ def _find_pairs(text: str, low: str) -> Iterator[Span]:
                 yield vstart, vend, "assignment"
 
 
-_FLAG = re.compile(
-    r"--?(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|bearer|"
-    r"access-key|secret-key|client-secret|passphrase|private-key|auth|(?:license|master|encryption|signing|account|storage|admin|deploy|app)-key)"
+# A secret's flag, found from its last word(s) (`--db-password`, `--oauth2-bearer`, Go's
+# single-dash `-token=`): the words, then the dashes and words before them (_FLAG_HEAD).
+_FLAG, _FLAG_WORDS = anchored(
+    ("password", "passwd", "pass", "pwd", "token", "secret", "api-?key", "apikey", "auth-token", "bearer", "access-key", "secret-key",
+     "client-secret", "passphrase", "private-key", "auth", "license-key", "master-key", "encryption-key", "signing-key", "account-key",
+     "storage-key", "admin-key", "deploy-key", "app-key"),
     r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
 )
+_FLAG_HEAD = re.compile(r"--?(?:[a-z0-9]+-)*")
+
+
 # A password handed to a command: command words → the flag (group `val`) within the command.
 _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (names, re.compile(regex), kind)
@@ -233,6 +240,8 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("smbclient rpcclient smbmap", r"[ \t](?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%(?P<val>[^\s'\"]+)", "cli_password"),
         ("htpasswd", r"^(?:[ \t]+-[A-Za-z]+)*[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+\S+[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"]+[ \t]+[^\s'\"]+)", "cli_password"),
+        ("net", r"^[ \t]+use\b(?:[ \t]+[A-Za-z]:)?[ \t]+\\\\\S+[ \t]+(?P<val>[^\s/*'\"][^\s'\"]*)", "cli_password"),
+        ("oathtool", r"[ \t](?P<val>[A-Z2-7]{16,}=*)(?![A-Za-z0-9])", "totp_secret"),
         ("curl wget http https xh curlie", r"[ \t](?:-u[ \t]*|--user[= \t][ \t]*)[\"']?[^\s:'\"]+:(?P<val>[^\s'\"`]+)", "basic_auth_credentials"),
     )
 )
@@ -251,20 +260,42 @@ _COMMAND_AFTER = re.compile(r"[^A-Za-z0-9_./:\-]" + _COMMAND.pattern)
 _DASHLESS = tuple(name for names, regex, _ in _COMMANDS if not regex.pattern.startswith(("[ \\t]-", "[ \\t](?:-")) for name in names.split())
 
 
+# A token handed to a command as its subcommand's argument: `snyk auth <token>`, `ngrok
+# config add-authtoken <token>`, `vault login <token>`; it must look generated (a host name,
+# a user name or a word does not).
+_AUTH_ARGUMENT, _AUTH_WORDS = anchored(
+    ("auth", "authtoken", "add-authtoken", "login", "set-token"),
+    r"[ \t]+[\"']?(?P<val>[A-Za-z0-9][A-Za-z0-9_\-.]{15,})(?=[\"'`]|[ \t]|$)",
+)
+
+
+def find_auth_arguments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`snyk auth <token>` (`starts`: where _AUTH_WORDS start in `low`, when already found)."""
+    for m in find_anchored(_AUTH_ARGUMENT, low, _AUTH_WORDS, starts):
+        if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-.:/"):
+            continue
+        value = text[m.start("val") : m.end("val")]
+        if not is_placeholder(value) and looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and "." not in value:
+            yield m.start("val"), m.end("val"), "cli_password"
+
+
 def _flag_value(value: str) -> bool:
     if len(value) < 4 or value.startswith(("-", "$", "<", "%", "{")) or is_placeholder(value):
         return False
     return any(c.isdigit() for c in value) or not is_code(value)
 
 
-def find_commands(text: str, low: str) -> Iterator[Span]:
+def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> Iterator[Span]:
     """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
     if "-" in text:
-        for m in _FLAG.finditer(low):
-            if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-"):
-                continue
+        for m in find_anchored(_FLAG, low, _FLAG_WORDS, flag_starts):
+            flag = m.start()
+            while flag and (low[flag - 1].isalnum() or low[flag - 1] == "-"):
+                flag -= 1
+            if flag == m.start() or (flag and low[flag - 1] == "_") or not _FLAG_HEAD.fullmatch(low, flag, m.start()):
+                continue  # (no dash before the word, or one inside a longer name: `x_--token`)
             value = text[m.start("val") : m.end("val")]
-            single = low[m.start() + 1] != "-"  # (`-token=X`, Go's flags: also a word after a dash in prose)
+            single = low[flag + 1] != "-"  # (`-token=X`, Go's flags: also a word after a dash in prose)
             if not value.startswith("-") and value.isascii() and literal_secret(value, bool(m.group("q")), False) and (not single or password_like(value)):
                 yield m.start("val"), m.end("val"), "cli_password"
     if " -" not in text and "\t-" not in text:
@@ -310,16 +341,23 @@ def _empty_basic(value: str) -> bool:
     return bool(colon) and (not password or password.lower() in PLACEHOLDER_WORDS)
 
 
-# A cookie header's pairs (`Cookie: a=1; sid=…`, `Set-Cookie: PHPSESSID=…; Path=/`): a
-# session id is a credential; the attributes after a Set-Cookie's first pair are not.
-_COOKIE = re.compile(r"(?:set-)?cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n\"'`]+)")
+# A cookie header's pairs (`Cookie: a=1; sid=…`, `Set-Cookie: PHPSESSID=…; Path=/`, a HAR
+# file's `{"name": "Cookie", "value": "a=1; sid=…"}`): a session id is a credential; the
+# attributes after a Set-Cookie's first pair are not. (Matched where `cookie` is.)
+_COOKIE_AT = re.compile(r"cookie(?:[\"']?[ \t]*:|[\"'][ \t]*,\s*[\"']value[\"'][ \t]*:)[ \t]*[\"']?(?P<pairs>[^\n\"'`]+)")
 _COOKIE_PAIR = re.compile(r"[ \t]*(?P<name>[^=;\s]+)=(?P<val>[^;\s]*)")
 _COOKIE_ATTRIBUTES = frozenset("path domain expires max-age samesite secure httponly partitioned priority version comment".split())
+_COOKIE_NAMES = ("sess", "sid", "auth", "token", "jwt", "remember", "login", "secret")
 
 
 def find_cookies(text: str, low: str) -> Iterator[Span]:
     """Cookie values that are credentials: a session's, an auth token's, or random ones."""
-    for m in _COOKIE.finditer(low) if "cookie" in low else ():
+    at = low.find("cookie")
+    while at >= 0:
+        m = _COOKIE_AT.match(low, at)
+        at = low.find("cookie", at + 6)
+        if not m:
+            continue
         pos, end = m.start("pairs"), m.end("pairs")
         while pos < end:
             pair = _COOKIE_PAIR.match(text, pos, end)
@@ -327,7 +365,7 @@ def find_cookies(text: str, low: str) -> Iterator[Span]:
                 break
             name, value = pair.group("name").lower(), pair.group("val")
             if name not in _COOKIE_ATTRIBUTES and len(value) >= 16 and not is_placeholder(value):
-                named = any(word in name for word in ("sess", "sid", "auth", "token", "jwt", "remember", "login", "secret"))
+                named = any(word in name for word in _COOKIE_NAMES)
                 if named and looks_random(value, 16, allow_hex=True, words=0.6, floor=0.6) or looks_random(value, 20, allow_hex=True):
                     yield pair.start("val"), pair.end("val"), "cookie"
             semicolon = text.find(";", pair.end(), end)

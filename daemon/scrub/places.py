@@ -58,6 +58,10 @@ def call_words() -> tuple[str, ...]:
     return tuple(_calls())
 
 
+_DIGIT = re.compile(r"[0-9]")
+_CALL_REST = re.compile(r"[a-z0-9_]*[ \t]*\(")
+
+
 def _arguments(text: str, pos: int) -> list[tuple[int, int, bool]]:
     """The top-level arguments of the call whose `(` is just before `pos`: (start, end,
     quoted) of each, a quoted one without its quotes; [] when it does not close soon."""
@@ -89,6 +93,8 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int, bool]:
         start += 1
     while end > start and text[end - 1] in " \t\r\n":
         end -= 1
+    if text.startswith('\\"', start) and text.startswith('\\"', end - 2) and end - start >= 4:
+        return start + 2, end - 2, True  # (quotes escaped in a JSON string: `\"pw\"`)
     quoted = end - start >= 2 and text[start] in "\"'`" and text[end - 1] == text[start]
     return (start + 1, end - 1, True) if quoted else (start, end, False)
 
@@ -106,7 +112,7 @@ def find_places(text: str, low: str, hits: dict[str, list[tuple[int, int, str]]]
         yield from _string_pairs(text, low, hits["pair"])
         if "value" in low:
             yield from _key_values(text, low)
-        yield from _positionals(text, low, hits["call"])
+        yield from _positionals(text, low, hits["call"], hits["pair"])
     if "@" in text:
         yield from _connection_strings(text, low, hits["oracle"])
     if "{" in text:
@@ -144,13 +150,26 @@ def _key_values(text: str, low: str) -> Iterator[Span]:
         at = low.find("value", at + 5)
 
 
-def _positionals(text: str, low: str, hits: list[tuple[int, int, str]]) -> Iterator[Span]:
+def _positionals(text: str, low: str, hits: list[tuple[int, int, str]], words: list[tuple[int, int, str]]) -> Iterator[Span]:
     first = _calls()
     for start, end, call in hits:
         if start and (low[start - 1].isalnum() or low[start - 1] in "_$"):
             continue  # (`reconnect(`, `$login(`)
         for s, e, quoted in _arguments(text, end)[first[call] - 1 :]:
             if quoted and _positional(text[s:e]):
+                yield s, e, "password"
+    # Any other call whose name holds `pass`, `cred` or `auth` (`Cred::userpass_plaintext(`,
+    # `setCredentials(`): a password is one of its string arguments after the first.
+    done = -1
+    for start, end, word in words:
+        if word not in ("pass", "cred", "auth") or start < done:
+            continue
+        call = _CALL_REST.match(low, end)
+        if not call:
+            continue
+        done = call.end()
+        for s, e, quoted in _arguments(text, call.end())[1:]:
+            if quoted and _positional(text[s:e]) and _DIGIT.search(text, s, e):  # (`"x-request-id"` is no password)
                 yield s, e, "password"
 
 

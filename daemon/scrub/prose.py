@@ -34,6 +34,7 @@ _NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
 _LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
 _CODE_AFTER = frozenset("=()[]{},;\"'`.<>/\\|_") | {""}
 _VALUE_CHAR = re.compile(r"[0-9!@#$%^&*+=?~]")
+_WORDS_ONLY = re.compile(r"[ \t][\w \t'’\-]*")  # (words between a name and its colon, no quote or comma)
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
@@ -162,7 +163,7 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         links = tables.links[name]
         tries.extend(end + link_end for link_end in links.ends(window))
         # ("пароль от базы: X": words, then a colon; `key_id: X` is a field, keywords.py's)
-        tries.extend(end + colon.end() for colon in _COLON.finditer(window) if window[: colon.start()].startswith((" ", "\t")))
+        tries.extend(end + colon.end() for colon in _COLON.finditer(window) if _WORDS_ONLY.fullmatch(window, 0, colon.start()))
         # The value right after the name: before its link in a verb-final language ("şifresi
         # X olarak ayarlandı"), or in a title ("VPN — Şifre X"), where it must look generated.
         direct = _value_after(text, end, limit) if text[end : end + 1] in (" ", "\t") and _DIGIT.search(text, end, min(limit, end + 24)) else None

@@ -130,7 +130,7 @@ def find_credential_files(text: str, low: str, starts: list[int] | None = None) 
             continue
         seen = word_start
         m = _PGPASS.fullmatch(text, line_start, line_end)
-        if not m and word_start > line_start:
+        if not m:  # (a word of a sentence, or a line's first word with words after it)
             word_end = min((i for i in (text.find(c, port.end(), line_end) for c in " \t\"'`") if i >= 0), default=line_end)
             m = _PGPASS_WORD.fullmatch(text, word_start, word_end)
         if not m or _MAC.match(text, m.start()) or is_placeholder(m.group("val")) or m.group("val").startswith(("$", "[REDACTED")):

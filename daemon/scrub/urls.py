@@ -24,6 +24,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,15}$")
 _URL_BODY = re.compile(r"[^\s\"'<>`\\|{}^\[\]]+")
 _VERSION = re.compile(r"v[0-9]{1,2}(?:\.[0-9]+)?|[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TRAILING = ".,;:!?)]}*"
+_FILE_TYPE = re.compile(r"\.(?:json|xml|txt|html?|csv|php|aspx?)$")
 
 
 @lru_cache(maxsize=1)
@@ -84,19 +85,22 @@ def _judge_url(text: str, start: int, end: int, roles: dict[str, str]) -> Iterat
     host = host.rpartition("@")[2].lower()
     api_host = host.startswith(("api.", "hooks.", "webhook.", "webhooks."))
     pos = start + len(host) + (len(path) - len(host) - len(rest))
-    previous = ""
-    for segment in rest.split("/"):
+    previous, keyed = "", False
+    for i, segment in enumerate(rest.split("/")):
         role = roles.get(previous.lower())
-        after_version = bool(_VERSION.fullmatch(previous))
-        if segment and role != "id":
+        keyed = keyed or role == "key"  # (`/trigger/pipeline/<token>/run`: past a key word)
+        stem = _FILE_TYPE.sub("", segment)  # (`/messages/<token>.json`)
+        if stem and role != "id":
             if role == "key":
-                secret = _keyed(segment)
-            elif after_version or (api_host and not previous):
-                secret = (_hexlike(segment) and len(segment) >= 32) or _random(segment, 20)
+                secret = _keyed(stem)
+            elif i == 0 and _hexlike(stem) and len(stem) >= 32:
+                secret = True  # a capability URL: `https://hc-ping.com/<uuid>`
+            elif _VERSION.fullmatch(previous) or (api_host and not previous) or keyed:
+                secret = (_hexlike(stem) and len(stem) >= 32) or _random(stem, 20)
             else:
-                secret = _random(segment)
+                secret = _random(stem)
             if secret:
-                yield pos, pos + len(segment), "url_credentials"
+                yield pos, pos + len(stem), "url_credentials"
         pos += len(segment) + 1
         previous = segment
     if not query:
