@@ -127,8 +127,14 @@ def minified() -> Iterator[tuple[str, str]]:
     return iter(build())
 
 
+def i18n() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import i18n as build
+
+    return iter(build())
+
+
 CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests,
-           "testlogs": testlogs, "minified": minified}
+           "testlogs": testlogs, "minified": minified, "i18n": i18n}
 LOCKFILES: list[Path] = []
 
 

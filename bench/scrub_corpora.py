@@ -6,7 +6,8 @@ names hold `=`, `&`, `key`), `pytest -v` over this repository's tests, `cargo te
 `jest --verbose` over a small crate and test file written for the run, and DejaGnu's
 `runtest` checking libstdc++ headers with g++ the way a GCC testsuite does (`PASS: … -std=c++17
 (test for excess errors)`). A tool that is not installed is left out, with a note. The
-bundles are the dist files of popular npm packages, fetched by `npm pack`.
+bundles are the dist files of popular npm packages, fetched by `npm pack`; the `i18n` corpus
+is the machine's gettext catalogs.
 """
 
 from __future__ import annotations
@@ -127,6 +128,23 @@ def _build_bundles(folder: Path) -> None:
 def testlogs() -> list[tuple[str, str]]:
     folder = cached("test-logs", _build_logs)
     return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in sorted(folder.iterdir()) if path.suffix in (".log", ".sum")]
+
+
+def i18n() -> list[tuple[str, str]]:
+    """The machine's gettext catalogs (/usr/share/locale): real translations, every message
+    and its translation, in every language installed ("Passwort", "mot de passe", "密码")."""
+    import gettext
+
+    found = []
+    for path in sorted(Path("/usr/share/locale").glob("*/LC_MESSAGES/*.mo")):
+        try:
+            with path.open("rb") as handle:
+                catalog = gettext.GNUTranslations(handle)._catalog
+        except (OSError, ValueError, IndexError):  # (a catalog gettext cannot read, not UTF-8 or with a bad header, is left out)
+            continue
+        text = "".join(f"{key[0] if isinstance(key, tuple) else key}\n{value}\n" for key, value in catalog.items() if key and value)
+        found.append((f"{path.parts[-3]}/{path.name}", text))
+    return found
 
 
 def minified() -> list[tuple[str, str]]:

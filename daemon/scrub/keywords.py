@@ -294,10 +294,13 @@ def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> 
                 flag -= 1
             if flag == m.start() or (flag and low[flag - 1] == "_") or not _FLAG_HEAD.fullmatch(low, flag, m.start()):
                 continue  # (no dash before the word, or one inside a longer name: `x_--token`)
-            value = text[m.start("val") : m.end("val")]
+            vend = m.end("val")
+            while vend > m.start("val") + 1 and not m.group("q") and text[vend - 1] in ".,;:!?)":
+                vend -= 1  # (the sentence's: "--ask-password and --password together.")
+            value = text[m.start("val") : vend]
             single = low[flag + 1] != "-"  # (`-token=X`, Go's flags: also a word after a dash in prose)
             if not value.startswith("-") and value.isascii() and literal_secret(value, bool(m.group("q")), False) and (not single or password_like(value)):
-                yield m.start("val"), m.end("val"), "cli_password"
+                yield m.start("val"), vend, "cli_password"
     if " -" not in text and "\t-" not in text:
         for name in _DASHLESS:
             if name in low:

@@ -30,6 +30,7 @@ _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 # A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
 _VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
 _DIGIT = re.compile(r"[0-9]")
+_ESCAPED = re.compile(r"%0[AD]|\\[nrt]")
 _NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
 _LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
 _CODE_AFTER = frozenset("=()[]{},;\"'`.<>/\\|_") | {""}
@@ -130,8 +131,8 @@ def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
 
 
 def _judge(value: str, strong: bool) -> bool:
-    if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
-        return False
+    if value.startswith(("*", "_", "~")) or _ESCAPED.search(value):  # Markdown emphasis: "is **not** for you"
+        return False  # (`empfehlen!%0A`: a message's escaped line end)
     if strong:
         # (`migrate password hashes to argon2id`: a name with a number, a hash's or a format's)
         return password_like(value) and not _NAME_WITH_NUMBER.fullmatch(value)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 _DIGIT, _LOWER, _UPPER, _SYMBOL = (re.compile(c) for c in ("[0-9]", "[a-z]", "[A-Z]", "[^A-Za-z0-9]"))
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_\-.~:]+$")
 # Runs that read like words: `Token`, `refresh`, `HTTP`. Random strings have few of them.
 _WORD_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
@@ -253,6 +254,8 @@ def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> boo
     a placeholder, a template, prose, or too short to be one."""
     if len(value) < 6 or is_placeholder(value) or is_version(value):
         return False
+    if not _DIGIT.search(value) and (not value.isascii() or value.isupper()) or not _ASCII_ALNUM.search(value):
+        return False  # a word of a language (`lösenordet`, `parolă`), a placeholder in capitals (`PASS`, `ПАРОЛЬ`)
     if quoted:
         # A pass phrase in an environment variable (`DB_PASSWORD="correct horse battery"`) has
         # spaces; elsewhere a quoted value with spaces is a message or a template.
