@@ -40,6 +40,14 @@ PLACES = [
     "az login --service-principal -u 0a3e5758-d349-4dfd-8232-a521aa7adc4d -p {v}{v} --tenant example",
     "Set-Cookie: PHPSESSID={v}{v}; path=/; HttpOnly",
     "VPN — Şifre {v}{v}",
+    "el password es {v}",
+    "{v} is the password for the staging db",
+    "use {v} as the password",
+    "wifi password {v}",
+    "新密码{v}",
+    "sessionid={v}{v}",
+    'curl -b "sessionid={v}{v}" https://app.example.com/api',
+    "pw for the staging box: {v}",
     # Sentences, in the languages of the lexicon.
     "das Passwort ist {v}",
     "Das neue Kennwort lautet {v}.",
@@ -75,6 +83,10 @@ NEAR_MISSES = [
     "Set-Cookie: lang=en-US; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly",
     "Cache saved with key: node-cache-Linux-x64-npm-ecc5a2548dbca798a16043caece50b010ef83367439bca5c9827169baa7daa9e",
     "db: migrate password hashes to argon2id",
+    "a password base64-encoded by itself",
+    "Author: Seed maintainers <maintainers@users.noreply.a-seed-eb950d00.example>",
+    "session_id = 7227c724-fbdd-d22d-ba03-2a3168c0be80",
+    "the password field is required",
 ]
 
 
@@ -176,3 +188,9 @@ def test_a_key_block_quoted_or_numbered_is_redacted() -> None:
     for text in (numbered, quoted):
         out = redact(text)
         assert not any(line in out for line in body), out
+
+
+def test_a_setup_key_written_in_groups_is_redacted_whole() -> None:
+    groups = " ".join("".join(_rng.choice("abcdefghijklmnopqrstuvwxyz234567") for _ in range(4)) for _ in range(8))
+    out = redact(f"Your setup key: {groups}")
+    assert not any(group in out for group in groups.split()), out

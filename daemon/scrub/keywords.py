@@ -21,7 +21,7 @@ Span = tuple[int, int, str]
 
 # A secret-ish word inside a name, then the rest of the name and an assignment operator.
 _ASSIGN, _ASSIGN_WORDS = anchored(  # run over the lower-cased text
-    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac"),
+    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac", "sess", "sid(?![a-z])"),
     r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*",
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
@@ -39,6 +39,7 @@ _NOT_KEYS = _names("not_key")
 _WEAK = _names("weak")
 # Tokens that are ids, cursors or counters (AWS's idempotency and pagination tokens).
 _NOT_SECRET_TOKENS = _names("not_token")
+_SESSIONS = _names("session")
 
 
 def _words(name: str) -> list[str]:
@@ -46,8 +47,8 @@ def _words(name: str) -> list[str]:
 
 
 def judge_name(name: str) -> str | None:
-    """How much a value bound to `name` must prove: "literal", "random", "very_random",
-    or None when the name is not a secret's (`token_type`, `password_file`, `keys`)."""
+    """How much a value bound to `name` must prove: "literal", "random", "session",
+    "very_random", or None when the name is not a secret's (`token_type`, `password_file`, `keys`)."""
     words = _words(name)
     if not words:
         return None
@@ -67,6 +68,8 @@ def judge_name(name: str) -> str | None:
         return "random"  # (`secret_id`: Vault's AppRole secret, not an id of one)
     if tail == "token" or prev in ("token", "secret") and tail in ("value", "secret"):
         return "literal"
+    if tail in _SESSIONS or joined in _SESSIONS:
+        return "session"  # (`PHPSESSID=`, `sessionid=`: a session's id is its credential)
     if tail in _WEAK:
         return "very_random"
     return None
@@ -112,6 +115,8 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return False
     if need == "random":
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
+    if need == "session":  # (a UUID or hex is a session's id as a log names it, not a cookie)
+        return not is_hex(value.replace("-", "")) and looks_generated(value, 16, allow_hex=False, words=0.75, floor=0.75)
     # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`); bare hex
     # after a weak name is more often a digest or an id.
     return looks_random(value, 20, allow_hex=quoted and len(value) >= 32 and is_hex(value.replace("-", "")))
@@ -243,9 +248,13 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("net", r"^[ \t]+use\b(?:[ \t]+[A-Za-z]:)?[ \t]+\\\\\S+[ \t]+(?P<val>[^\s/*'\"][^\s'\"]*)", "cli_password"),
         ("oathtool", r"[ \t](?P<val>[A-Z2-7]{16,}=*)(?![A-Za-z0-9])", "totp_secret"),
         ("curl wget http https xh curlie", r"[ \t](?:-u[ \t]*|--user[= \t][ \t]*)[\"']?[^\s:'\"]+:(?P<val>[^\s'\"`]+)", "basic_auth_credentials"),
+        ("curl", r"[ \t](?:-b|--cookie)[ \t]+[\"']?(?:[^\s=;'\"]+=[^\s;'\"]*;[ \t]*)*[^\s=;'\"]*(?:sess|sid|auth|token)[^\s=;'\"]*=(?P<val>[^\s;'\"]{12,})", "cookie"),
     )
 )
-_COMMAND_OF = {name: i for i, (names, _, _) in enumerate(_COMMANDS) for name in names.split()}
+_COMMAND_OF: dict[str, list[int]] = {}
+for _i, (_names_of, _, _) in enumerate(_COMMANDS):
+    for _name in _names_of.split():
+        _COMMAND_OF.setdefault(_name, []).append(_i)
 # A command word where a command starts: after a line start, a shell separator, a quote,
 # `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
 _COMMAND = re.compile("(?P<cmd>" + trie_regex(_COMMAND_OF) + r")(?=[ \t])")
@@ -310,13 +319,14 @@ def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> 
     # (Command words matched lower-cased: a sentence may start with `Curl -u …`; flags keep their case.)
     first = _COMMAND.match(low)
     for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low)):
-        _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
         stop = m.end()
         while stop < len(text) and text[stop] not in "\n|;" and not text.startswith("&&", stop):
             stop += 1  # (a lone `&` may be a password's, typed into a prompt)
-        for flag in pattern.finditer(text[m.end() : stop]):
-            if all(_flag_value(v) for v in flag.group("val").split()):
-                yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
+        for index in _COMMAND_OF[m.group("cmd")]:
+            _, pattern, kind = _COMMANDS[index]
+            for flag in pattern.finditer(text[m.end() : stop]):
+                if all(_flag_value(v) for v in flag.group("val").split()):
+                    yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
 
 
 _HEADER = re.compile(  # run over the lower-cased text

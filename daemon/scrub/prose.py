@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import is_code, looks_generated, password_like
+from daemon.scrub.shape import classes, is_code, looks_generated, password_like
 
 Span = tuple[int, int, str]
 TABLE = "secret_prose"
@@ -33,15 +33,18 @@ _DIGIT = re.compile(r"[0-9]")
 _ESCAPED = re.compile(r"%0[AD]|\\[nrt]")
 _NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
 _LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
-_CODE_AFTER = frozenset("=()[]{},;\"'`.<>/\\|_") | {""}
+_CODE_AFTER = frozenset("=()[]{},;\"'`<>/\\|_")
 _VALUE_CHAR = re.compile(r"[0-9!@#$%^&*+=?~]")
 _WORDS_ONLY = re.compile(r"[ \t][\w \t'’\-]*")  # (words between a name and its colon, no quote or comma)
+# A value, a link word and at most two short words right before a name ("X is the password").
+_BEFORE_NAME = re.compile(r"(?:^|(?<=[\s\"'`(]))[\"'`]?(?P<val>[^\s\"'`]{6,64}?)[\"'`]?[ \t]+(?P<link>\w+)(?:[ \t]+\w{1,6}){0,2}[ \t]+$", re.M)
+_GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?: [A-Za-z0-9]{4}){3,}(?![A-Za-z0-9])")
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
 
 class _Names:
-    """The names (phrase → strong?) and each language's link words, from every table."""
+    """The names (phrase → strong?, languages) and the link words, from every table."""
 
     def __init__(self) -> None:
         names: dict[str, tuple[bool, frozenset[str]]] = {}
@@ -56,13 +59,9 @@ class _Names:
                 strong, langs = names.get(row[0].lower(), (False, frozenset()))
                 names[row[0].lower()] = (strong or row[1] == "strong", langs | {lang})
         self.names = names
-        # Each name's links (those of every language it is a word of), one pattern.
-        by_langs: dict[frozenset[str], _Links] = {}
-        self.links: dict[str, _Links] = {}
-        for name, (_, langs) in names.items():
-            if langs not in by_langs:
-                by_langs[langs] = _Links([link for lang in langs for link in links.get(lang, ())])
-            self.links[name] = by_langs[langs]
+        # The link words of every language, for every name: people mix languages ("el
+        # password es X", "der Token ist X"), and a value must still look like a secret.
+        self.links = _Links([link for words in links.values() for link in words])
 
 
 @lru_cache(maxsize=1)
@@ -94,11 +93,12 @@ class _Links:
 
     def __init__(self, links: list[str]) -> None:
         self.words = frozenset(link for link in links if _spaced(link[0]) and _WORD.fullmatch(link))
-        self.glued = tuple(sorted((link for link in links if link not in self.words), key=len, reverse=True))
+        # (A colon is no link of its own: a name's colon is judged apart, `key_id: X` is a field.)
+        self.glued = tuple(sorted({link for link in links if link not in self.words and link not in (":", "：")}, key=len, reverse=True))
 
     def ends(self, window: str) -> list[int]:
         """Where each link in `window` (lower-cased) ends, in order."""
-        found = [m.end() for m in _WORD.finditer(window) if m.group() in self.words]
+        found = [m.end() for m in _SPACED_WORD.finditer(window) if m.group() in self.words]
         for link in self.glued:
             at = window.find(link)
             while at >= 0:
@@ -113,6 +113,8 @@ class _Links:
 
 
 _WORD = re.compile(r"\w+")
+# A word between spaces (a link is one: not the `a` of `noreply.a-seed.example`).
+_SPACED_WORD = re.compile(r"(?:(?<=\s)|^)\w+(?=\s|$|[:,])")
 
 
 def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
@@ -125,9 +127,20 @@ def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
     value = m.group()
     cut = _CJK_VALUE_END.search(value)  # (`密码是Xk29fQ请`: the sentence goes on)
     end = m.start() + (cut.start() if cut else len(value))
+    groups = _GROUPS.match(text, m.start(), limit)
+    if groups and groups.end() > end:  # a setup key written in groups: `jbsw y3dp ehpk 3pxp`
+        return m.start(), groups.end()
     while end > m.start() and text[end - 1] in ".,;:!?)]}>":
         end -= 1
     return (m.start(), end) if end > m.start() else None
+
+
+def _beyond_doubt(value: str, strong: bool) -> bool:
+    """A value with no link word to hand it over: a password mixing three kinds of
+    character, a token that looks generated."""
+    if strong:
+        return len(value) >= 8 and classes(value) >= 3 and _judge(value, True) and looks_generated(value, 8, allow_hex=False, words=0.6, floor=0.75)
+    return _judge(value, False)
 
 
 def _judge(value: str, strong: bool) -> bool:
@@ -156,27 +169,42 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         line_end = text.find("\n", end)
         limit = min(end + 200, line_end if line_end >= 0 else len(text))
         if not _VALUE_CHAR.search(text, end, limit):
-            continue  # (no value can look like a password or a token without one of these)
+            # (no value after the name can look like a password or a token without one of these)
+            yield from _value_before(text, start, strong, tables.links)
+            continue
         # `Passwort: X`; in `db_password: X` the name is an identifier's, which keywords.py judges.
         named = text[start - 1 : start] not in ("_", "-", ".") and text[end : end + 2].lstrip(" \t")[:1] in (":", "：")
         tries = [end] if named else []
         window = low[end : min(limit, end + _REACH)]
-        links = tables.links[name]
+        links = tables.links
         tries.extend(end + link_end for link_end in links.ends(window))
         # ("пароль от базы: X": words, then a colon; `key_id: X` is a field, keywords.py's)
         tries.extend(end + colon.end() for colon in _COLON.finditer(window) if _WORDS_ONLY.fullmatch(window, 0, colon.start()))
         # The value right after the name: before its link in a verb-final language ("şifresi
-        # X olarak ayarlandı"), or in a title ("VPN — Şifre X"), where it must look generated.
-        direct = _value_after(text, end, limit) if text[end : end + 1] in (" ", "\t") and _DIGIT.search(text, end, min(limit, end + 24)) else None
+        # X olarak ayarlandı"), in a title ("VPN — Şifre X", "wifi password X"), glued to a CJK
+        # name ("新密码X"): then it must look generated beyond doubt.
+        glued = not _spaced(text[end - 1]) and text[end : end + 1].isascii() and text[end : end + 1].isalnum()
+        direct = _value_after(text, end, limit) if (glued or text[end : end + 1] in (" ", "\t")) and _DIGIT.search(text, end, min(limit, end + 24)) else None
         if direct:
             value = text[direct[0] : direct[1]]
-            if links.at(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]) or looks_generated(value, 12, allow_hex=False, words=0.5, floor=0.8):
+            if links.at(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]) or _beyond_doubt(value, strong):
                 tries.append(end)
+        found = False
         for pos in sorted(set(tries)):
             span = _value_after(text, pos, limit)
-            if span and _judge(text[span[0] : span[1]], strong):
+            if span and _judge(text[span[0] : span[1]].replace(" ", ""), strong):
                 yield span[0], span[1], "password"
+                found = True
                 break
+        if not found:
+            yield from _value_before(text, start, strong, links)
+
+
+def _value_before(text: str, start: int, strong: bool, links: _Links) -> Iterator[Span]:
+    """The value before a password's name: "X is the password", "X ist das Passwort", "use X as the password"."""
+    before = _BEFORE_NAME.search(text, text.rfind("\n", 0, start) + 1, start) if strong else None
+    if before and before.group("link").lower() in links.words and _beyond_doubt(before.group("val"), strong):
+        yield before.start("val"), before.end("val"), "password"
 
 
 _LOGIN, _LOGIN_WORDS = anchored(
