@@ -142,6 +142,10 @@ def measure(folder: Path, batch: str | None, scrubbers: dict[str, tuple[Scrubber
     rows = []
     for label, (spans_of, redact) in scrubbers.items():
         row = {"scrubber": label, "data": folder.name + (f"/{batch}" if batch else "")}
+        if hasattr(spans_of, "prepare"):  # another tool (scrub_anchors.py): it scans all texts at once
+            spans_of.prepare([c["text"] for c in planted] + [t["text"] for t in fp])
+            if code:
+                row["mb_per_s_code"] = round(sum(len(t.encode("utf-8")) for t in code) / 1e6 / max(spans_of.prepare(code), 1e-9), 2)
         if planted:
             row.update(leaks(planted, spans_of))
         if fp:
