@@ -244,7 +244,7 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("openssl", r"[ \t]-(?:pass(?:in|out)?[ \t]+[\"']?pass:|k[ \t]+)(?P<val>[^\s'\"]+)", "cli_password"),
         ("smbclient rpcclient smbmap", r"[ \t](?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%(?P<val>[^\s'\"]+)", "cli_password"),
         ("htpasswd", r"^(?:[ \t]+-[A-Za-z]+)*[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+\S+[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
-        ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"]+[ \t]+[^\s'\"]+)", "cli_password"),
+        ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"`,]+[ \t]+[^\s'\"`,]+)", "cli_password"),
         ("net", r"^[ \t]+use\b(?:[ \t]+[A-Za-z]:)?[ \t]+\\\\\S+[ \t]+(?P<val>[^\s/*'\"][^\s'\"]*)", "cli_password"),
         ("oathtool", r"[ \t](?P<val>[A-Z2-7]{16,}=*)(?![A-Za-z0-9])", "totp_secret"),
         ("curl wget http https xh curlie", r"[ \t](?:-u[ \t]*|--user[= \t][ \t]*)[\"']?[^\s:'\"]+:(?P<val>[^\s'\"`]+)", "basic_auth_credentials"),

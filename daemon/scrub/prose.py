@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import classes, is_code, looks_generated, password_like
+from daemon.scrub.shape import classes, is_code, looks_generated, password_like, word_share
 
 Span = tuple[int, int, str]
 TABLE = "secret_prose"
@@ -39,6 +39,9 @@ _WORDS_ONLY = re.compile(r"[ \t][\w \t'’\-]*")  # (words between a name and it
 # A value, a link word and at most two short words right before a name ("X is the password").
 _BEFORE_NAME = re.compile(r"(?:^|(?<=[\s\"'`(]))[\"'`]?(?P<val>[^\s\"'`]{6,64}?)[\"'`]?[ \t]+(?P<link>\w+)(?:[ \t]+\w{1,6}){0,2}[ \t]+$", re.M)
 _GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?: [A-Za-z0-9]{4}){3,}(?![A-Za-z0-9])")
+_SECOND = re.compile(r"[ \t]*/[ \t]*[\"'`]?(?P<val>[^\s\"'`/]{4,})")
+_USER_PAIR = re.compile(r"[A-Za-z][\w.\-]{0,31}:(?P<pw>[^\s:]{6,})")
+_CJK_PARTICLES = "了是为為成到的：:"
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
@@ -114,7 +117,7 @@ class _Links:
 
 _WORD = re.compile(r"\w+")
 # A word between spaces (a link is one: not the `a` of `noreply.a-seed.example`).
-_SPACED_WORD = re.compile(r"(?:(?<=\s)|^)\w+(?=\s|$|[:,])")
+_SPACED_WORD = re.compile(r"(?:(?<=\s)|^)[\w'’]+(?=\s|$|[:,])")
 
 
 def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
@@ -124,22 +127,26 @@ def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
     m = _VALUE.match(text, gap.end(), limit)
     if not m:
         return None
-    value = m.group()
+    start, value = m.start(), m.group()
+    lead = len(value) - len(value.lstrip(_CJK_PARTICLES))  # (`改成了X`: a particle before the value)
+    start, value = start + lead, value[lead:]
     cut = _CJK_VALUE_END.search(value)  # (`密码是Xk29fQ请`: the sentence goes on)
-    end = m.start() + (cut.start() if cut else len(value))
-    groups = _GROUPS.match(text, m.start(), limit)
+    end = start + (cut.start() if cut else len(value))
+    groups = _GROUPS.match(text, start, limit)
     if groups and groups.end() > end:  # a setup key written in groups: `jbsw y3dp ehpk 3pxp`
-        return m.start(), groups.end()
-    while end > m.start() and text[end - 1] in ".,;:!?)]}>":
+        return start, groups.end()
+    while end > start and text[end - 1] in ".,;:!?)]}>":
         end -= 1
-    return (m.start(), end) if end > m.start() else None
+    if end > start and (pair := _USER_PAIR.fullmatch(text, start, end)):
+        start = pair.start("pw")  # ("creds are admin:X": the user stays)
+    return (start, end) if end > start else None
 
 
 def _beyond_doubt(value: str, strong: bool) -> bool:
     """A value with no link word to hand it over: a password mixing three kinds of
     character, a token that looks generated."""
-    if strong:
-        return len(value) >= 8 and classes(value) >= 3 and _judge(value, True) and looks_generated(value, 8, allow_hex=False, words=0.6, floor=0.75)
+    if strong:  # (symbols are a password's, not a token's: judged by its words, not its alphabet)
+        return len(value) >= 8 and classes(value) >= 3 and _judge(value, True) and word_share(value) < 0.5
     return _judge(value, False)
 
 
@@ -192,6 +199,8 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         found = False
         for pos in sorted(set(tries)):
             span = _value_after(text, pos, limit)
+            if span and strong and (pair := _SECOND.match(text, span[1], limit)):
+                span = pair.span("val")  # ("Zugangsdaten: admin / X": a user, then its password)
             if span and _judge(text[span[0] : span[1]].replace(" ", ""), strong):
                 yield span[0], span[1], "password"
                 found = True
