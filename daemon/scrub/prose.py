@@ -42,6 +42,7 @@ _GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?: [A-Za-z0-9]{4}){3,}(?![A-Za-z0-9
 _SECOND = re.compile(r"[ \t]*/[ \t]*[\"'`]?(?P<val>[^\s\"'`/]{4,})")
 _USER_PAIR = re.compile(r"[A-Za-z][\w.\-]{0,31}:(?P<pw>[^\s:]{6,})")
 _CJK_PARTICLES = "了是为為成到的：:"
+_BEFORE_CJK_NAME = re.compile(r"(?:^|(?<=[^\x21-\x7e]))(?P<val>[\x21-\x7e]{6,64}?)[ \t]*(?:が|は|を|是|为|為|就是|는|은|이|가)[^\x00-\x7f\s]{0,4}$", re.M)
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
@@ -80,7 +81,7 @@ def names() -> tuple[str, ...]:
 def _spaced(char: str) -> bool:
     """A letter of a script that spaces its words (Latin, Cyrillic, Greek, Arabic, Hebrew,
     Devanagari, Hangul), or a digit: one next to a name makes it part of a longer word."""
-    return char.isalnum() and (char.isascii() or not unicodedata.name(char, "").startswith(("CJK", "HIRAGANA", "KATAKANA")))
+    return char.isalnum() and (char.isascii() or not unicodedata.name(char, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR")))
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
@@ -210,10 +211,16 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
 
 
 def _value_before(text: str, start: int, strong: bool, links: _Links) -> Iterator[Span]:
-    """The value before a password's name: "X is the password", "X ist das Passwort", "use X as the password"."""
-    before = _BEFORE_NAME.search(text, text.rfind("\n", 0, start) + 1, start) if strong else None
+    """The value before a password's name: "X is the password", "X ist das Passwort", "use X
+    as the password", "Xk29が新しいパスワードです" (a particle glued between them)."""
+    if not strong:
+        return
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _BEFORE_NAME.search(text, line_start, start)
     if before and before.group("link").lower() in links.words and _beyond_doubt(before.group("val"), strong):
         yield before.start("val"), before.end("val"), "password"
+    elif not _spaced(text[start]) and (glued := _BEFORE_CJK_NAME.search(text, line_start, start)) and _beyond_doubt(glued.group("val"), strong):
+        yield glued.start("val"), glued.end("val"), "password"
 
 
 _LOGIN, _LOGIN_WORDS = anchored(
