@@ -21,7 +21,7 @@ Span = tuple[int, int, str]
 
 # A secret-ish word inside a name, then the rest of the name and an assignment operator.
 _ASSIGN, _ASSIGN_WORDS = anchored(  # run over the lower-cased text
-    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac", "sess", "sid(?![a-z])"),
+    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac", "sess(?:ion)?[_\\-]?id(?![a-z])", "sid(?![a-z])"),
     r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*",
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
@@ -297,6 +297,8 @@ def _flag_value(value: str) -> bool:
 def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> Iterator[Span]:
     """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
     if "-" in text:
+        if flag_starts is not None:  # (a flag's word follows a dash: `--db-password`, `-token`)
+            flag_starts = [at for at in flag_starts if low[at - 1 : at] == "-"]
         for m in find_anchored(_FLAG, low, _FLAG_WORDS, flag_starts):
             flag = m.start()
             while flag and (low[flag - 1].isalnum() or low[flag - 1] == "-"):
@@ -319,9 +321,8 @@ def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> 
     # (Command words matched lower-cased: a sentence may start with `Curl -u …`; flags keep their case.)
     first = _COMMAND.match(low)
     for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low)):
-        stop = m.end()
-        while stop < len(text) and text[stop] not in "\n|;" and not text.startswith("&&", stop):
-            stop += 1  # (a lone `&` may be a password's, typed into a prompt)
+        end = _COMMAND_END.search(text, m.end())  # (a lone `&` may be a password's, typed into a prompt)
+        stop = end.start() if end else len(text)
         for index in _COMMAND_OF[m.group("cmd")]:
             _, pattern, kind = _COMMANDS[index]
             for flag in pattern.finditer(text[m.end() : stop]):
@@ -329,6 +330,7 @@ def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> 
                     yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
 
 
+_COMMAND_END = re.compile(r"[\n|;]|&&")
 _HEADER = re.compile(  # run over the lower-cased text
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[A-Za-z][\w\-]*)[ \t]+)?(?P<val>[A-Za-z0-9._~+/=\-:]{8,})"
 )
