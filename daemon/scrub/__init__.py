@@ -40,7 +40,7 @@ _GENERIC = frozenset({"assignment", "password", "high_entropy"})
 def _anchors() -> anchors.Anchors:
     return anchors.Anchors({
         "prose": prose.names(), "call": places.call_words(), "pair": places.PAIR_WORDS, "oracle": places.ORACLE_WORDS,
-        "assign": keywords._ASSIGN_WORDS, "scheme": keywords._SCHEME_WORDS, "login": prose._LOGIN_WORDS, "netrc": structure._NETRC_WORDS, "auth": keywords._AUTH_WORDS, "flag": keywords._FLAG_WORDS,
+        "assign": keywords._ASSIGN_WORDS, "scheme": keywords._SCHEME_WORDS, "login": prose._LOGIN_WORDS, "netrc": structure._NETRC_WORDS, "auth": keywords._AUTH_WORDS, "flag": keywords._FLAG_WORDS, "command": keywords.COMMAND_WORDS,
     })
 
 
@@ -70,7 +70,7 @@ def _spans(text: str, depth: int = 0) -> list[tuple[int, int, tuple[bool, int], 
         (2, urls.find_url_secrets(text) if "://" in text else ()),
         (2, structure.find_credential_files(text, low, _starts(words["netrc"]))),
         (2, keywords.find_headers(text, low, _starts(words["scheme"]))),
-        (2, keywords.find_commands(text, low, _starts(words["flag"]))),
+        (2, keywords.find_commands(text, low, _starts(words["flag"]), words["command"])),
         (2, keywords.find_cookies(text, low)),
         (2, keywords.find_auth_arguments(text, low, _starts(words["auth"]))),
         (3, keywords.find_assignments(text, low, _starts(words["assign"]))),

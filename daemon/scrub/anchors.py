@@ -33,9 +33,12 @@ class Anchors:
         """group → its words' (start, end, word) in `low` (character offsets), by start."""
         found: dict[str, list[Hit]] = {group: [] for group in self.groups}
         words, groups = self._words, self._groups
-        for index, start, end in self._automaton.find_matches_as_indexes(low, overlapping=True):
+        matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
+        if not matches:
+            return found
+        matches.sort(key=lambda match: match[1])  # (by start: what every detector reads them in)
+        for index, start, end in matches:
+            hit = (start, end, words[index])
             for group in groups[index]:
-                found[group].append((start, end, words[index]))
-        for hits in found.values():
-            hits.sort()
+                found[group].append(hit)
         return found

@@ -258,6 +258,7 @@ for _i, (_names_of, _, _) in enumerate(_COMMANDS):
 # A command word where a command starts: after a line start, a shell separator, a quote,
 # `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
 _COMMAND = re.compile("(?P<cmd>" + trie_regex(_COMMAND_OF) + r")(?=[ \t])")
+COMMAND_WORDS = tuple(_COMMAND_OF)
 _NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:-")
 # The same, with the character before it: the engine then tries the command words only after
 # a space or punctuation, not at every letter. (A word the character before would rule out
@@ -294,8 +295,10 @@ def _flag_value(value: str) -> bool:
     return any(c.isdigit() for c in value) or not is_code(value)
 
 
-def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> Iterator[Span]:
-    """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
+def find_commands(text: str, low: str, flag_starts: list[int] | None = None, command_hits: list[tuple[int, int, str]] | None = None) -> Iterator[Span]:
+    """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`
+    (`flag_starts`: where _FLAG_WORDS start in `low`; `command_hits`: where COMMAND_WORDS
+    are, as anchors.Anchors finds them; both searched here when not given)."""
     if "-" in text:
         if flag_starts is not None:  # (a flag's word follows a dash: `--db-password`, `-token`)
             flag_starts = [at for at in flag_starts if low[at - 1 : at] == "-"]
@@ -319,15 +322,19 @@ def find_commands(text: str, low: str, flag_starts: list[int] | None = None) -> 
         else:
             return
     # (Command words matched lower-cased: a sentence may start with `Curl -u …`; flags keep their case.)
-    first = _COMMAND.match(low)
-    for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low)):
-        end = _COMMAND_END.search(text, m.end())  # (a lone `&` may be a password's, typed into a prompt)
+    if command_hits is None:
+        first = _COMMAND.match(low)
+        commands = [(m.end(), m.group("cmd")) for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low))]
+    else:  # (the word followed by a space or tab, not inside a path, a URL or a longer word)
+        commands = [(end, word) for start, end, word in command_hits if low[end : end + 1] in (" ", "\t") and (not start or low[start - 1] not in _NOT_BEFORE_COMMAND)]
+    for command_end, word in commands:
+        end = _COMMAND_END.search(text, command_end)  # (a lone `&` may be a password's, typed into a prompt)
         stop = end.start() if end else len(text)
-        for index in _COMMAND_OF[m.group("cmd")]:
+        for index in _COMMAND_OF[word]:
             _, pattern, kind = _COMMANDS[index]
-            for flag in pattern.finditer(text[m.end() : stop]):
+            for flag in pattern.finditer(text[command_end:stop]):
                 if all(_flag_value(v) for v in flag.group("val").split()):
-                    yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
+                    yield command_end + flag.start("val"), command_end + flag.end("val"), kind
 
 
 _COMMAND_END = re.compile(r"[\n|;]|&&")

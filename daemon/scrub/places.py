@@ -28,6 +28,7 @@ _STRING_PAIR = re.compile(
     r"(?:pass|pwd|secret|token|key|auth|cred)[A-Za-z0-9_.\-]*(?P<q>[\"'])[ \t]*,[ \t]*(?P<v>[\"'])(?P<val>[^\"'\n]{1,200})(?P=v)"
 )
 # (What comes before `value=` in a key/value pair of attributes, searched backwards from it.)
+_QUOTES_COMMA = re.compile(r"[\"'][ \t]*,[ \t]*[\"']")
 _KEY_BEFORE = re.compile(r"\b(?:key|name)[ \t]*=[ \t]*(?P<q>[\"'])(?P<name>[^\"'<>\n]{1,80})(?P=q)[ \t]+$", re.I)
 _VALUE_AFTER = re.compile(r"value[ \t]*=[ \t]*(?P<v>[\"'])(?P<val>[^\"'<>\n]{1,200})(?P=v)")
 _GO_DSN_BEFORE = re.compile(r"(?<![\w/:])[\w.\-]{1,64}:(?P<val>[^\s@/:'\"]{3,128})$")
@@ -123,6 +124,8 @@ def find_places(text: str, low: str, hits: dict[str, list[tuple[int, int, str]]]
 
 
 def _string_pairs(text: str, low: str, hits: list[tuple[int, int, str]]) -> Iterator[Span]:
+    if not _QUOTES_COMMA.search(text):
+        return  # (no two strings side by side)
     done = -1
     for start, _, _ in hits:
         m = _STRING_PAIR.match(low, start) if start >= done else None

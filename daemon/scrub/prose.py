@@ -35,6 +35,7 @@ _NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
 _LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
 _CODE_AFTER = frozenset("=()[]{},;\"'`<>/\\|_")
 _VALUE_CHAR = re.compile(r"[0-9!@#$%^&*+=?~]")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}|[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){3}")
 _WORDS_ONLY = re.compile(r"[ \t][\w \t'’\-]*")  # (words between a name and its colon, no quote or comma)
 # A value, a link word and at most two short words right before a name ("X is the password").
 _BEFORE_NAME = re.compile(r"(?:^|(?<=[\s\"'`(]))[\"'`]?(?P<val>[^\s\"'`]{6,64}?)[\"'`]?[ \t]+(?P<link>\w+)(?:[ \t]+\w{1,6}){0,2}[ \t]+$", re.M)
@@ -176,8 +177,9 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         strong, _ = tables.names[name]
         line_end = text.find("\n", end)
         limit = min(end + 200, line_end if line_end >= 0 else len(text))
-        if not _VALUE_CHAR.search(text, end, limit):
-            # (no value after the name can look like a password or a token without one of these)
+        if not (_VALUE_CHAR if strong else _TOKEN_RUN).search(text, end, limit):
+            # (no value after the name can look like a password without one of these, or a
+            # token without a run of its characters)
             yield from _value_before(text, start, strong, tables.links)
             continue
         # `Passwort: X`; in `db_password: X` the name is an identifier's, which keywords.py judges.
