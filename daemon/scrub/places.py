@@ -60,6 +60,7 @@ def call_words() -> tuple[str, ...]:
 
 
 _DIGIT = re.compile(r"[0-9]")
+_NAMED_FOR_SECRET = re.compile(r"(?:password|passwd|passphrase|secret|token|credential)s?[ \t]*\($")
 _CALL_REST = re.compile(r"[a-z0-9_]*[ \t]*\(")
 
 
@@ -158,8 +159,10 @@ def _positionals(text: str, low: str, hits: list[tuple[int, int, str]], words: l
     for start, end, call in hits:
         if start and (low[start - 1].isalnum() or low[start - 1] in "_$"):
             continue  # (`reconnect(`, `$login(`)
-        for s, e, quoted in _arguments(text, end)[first[call] - 1 :]:
-            if quoted and _positional(text[s:e]):
+        strings = [(s, e) for s, e, quoted in _arguments(text, end)[first[call] - 1 :] if quoted]
+        for i, (s, e) in enumerate(strings):
+            # (A string with another after it may be the user: `auth("deploy-bot", "…")`.)
+            if _positional(text[s:e]) and (i == len(strings) - 1 or _DIGIT.search(text, s, e)):
                 yield s, e, "password"
     # Any other call whose name holds `pass`, `cred` or `auth` (`Cred::userpass_plaintext(`,
     # `setCredentials(`): a password is one of its string arguments after the first.
@@ -171,7 +174,9 @@ def _positionals(text: str, low: str, hits: list[tuple[int, int, str]], words: l
         if not call:
             continue
         done = call.end()
-        for s, e, quoted in _arguments(text, call.end())[1:]:
+        # (`withPassword("X")`, `.password("X")`: a call named after the secret takes it first)
+        first_arg = 0 if _NAMED_FOR_SECRET.search(low, start, call.end()) else 1
+        for s, e, quoted in _arguments(text, call.end())[first_arg:]:
             if quoted and _positional(text[s:e]) and _DIGIT.search(text, s, e):  # (`"x-request-id"` is no password)
                 yield s, e, "password"
 

@@ -39,7 +39,7 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}|[A-Za-z0-9]{4}(?: [A-Za-z0-9]
 _WORDS_ONLY = re.compile(r"[ \t][\w \t'’\-]*")  # (words between a name and its colon, no quote or comma)
 # A value, a link word and at most two short words right before a name ("X is the password").
 _BEFORE_NAME = re.compile(r"(?:^|(?<=[\s\"'`(]))[\"'`]?(?P<val>[^\s\"'`]{6,64}?)[\"'`]?[ \t]+(?P<link>\w+)(?:[ \t]+\w{1,6}){0,2}[ \t]+$", re.M)
-_GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?: [A-Za-z0-9]{4}){3,}(?![A-Za-z0-9])")
+_GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?:[ \-][A-Za-z0-9]{4}){3,}(?![A-Za-z0-9])")
 _SECOND = re.compile(r"[ \t]*/[ \t]*[\"'`]?(?P<val>[^\s\"'`/]{4,})")
 _USER_PAIR = re.compile(r"[A-Za-z][\w.\-]{0,31}:(?P<pw>[^\s:]{6,})")
 _CJK_PARTICLES = "了是为為成到的：:"
