@@ -7,17 +7,24 @@ yielding spans; overlapping spans merge so nothing is left half-redacted:
 
 1. known formats (formats.py, a row each in formats.tsv): provider prefixes and shapes, one
    trie-shaped regex;
-2. structure (structure.py): private-key blocks, URL userinfo, `.netrc`/`.pgpass` lines;
-3. names (keywords.py, prose.py): values bound to a secret's name, command flags, headers,
-   sentences in any language of the lexicon, judged by their shape (shape.py) so that code
-   (`token = tokens[i]`) survives;
+2. structure: private-key blocks and JWTs in any wrapping, URL userinfo, `.netrc`/`.pgpass`
+   lines (structure.py); URL path segments and query values (urls.py); base64 decoded and
+   scanned again (encoded.py);
+3. names and places: values bound to a secret's name, command flags and arguments, headers,
+   cookies (keywords.py), places without an operator, positional arguments and connection
+   strings (places.py), sentences in any language of the lexicon (prose.py), all judged by
+   their shape (shape.py) so that code (`token = tokens[i]`) survives;
 4. high-entropy tokens anywhere (entropy.py), except digests, ids and encoded text.
+
+The word tables (a secret's names in 44 languages, the calls that take a password, the
+words of a URL, a name's words) are data in `daemon/lexicon/`.
 
 Most text holds no secret, so what keeps this cheap is finding nothing fast: each detector
 first checks for what its patterns need (a word, a dash, a run of token characters), the
 runs of token characters are found once for the detectors that look inside them, and the
-keyword patterns are tried only where their first word is (scan.py). Short texts, which
-come back again and again (titles, directories, a tool's status line), keep their answers.
+keyword patterns are tried only where their first word is, every detector's words found in
+one Aho-Corasick pass (anchors.py, scan.py). Short texts, which come back again and again
+(titles, directories, a tool's status line), keep their answers.
 """
 
 from __future__ import annotations
@@ -38,9 +45,11 @@ _GENERIC = frozenset({"assignment", "password", "high_entropy"})
 
 @functools.lru_cache(maxsize=1)
 def _anchors() -> anchors.Anchors:
+    """The words every name-driven detector starts from, by detector, found in one pass."""
     return anchors.Anchors({
         "prose": prose.names(), "call": places.call_words(), "pair": places.PAIR_WORDS, "oracle": places.ORACLE_WORDS,
-        "assign": keywords._ASSIGN_WORDS, "scheme": keywords._SCHEME_WORDS, "login": prose._LOGIN_WORDS, "netrc": structure._NETRC_WORDS, "auth": keywords._AUTH_WORDS, "flag": keywords._FLAG_WORDS, "command": keywords.COMMAND_WORDS,
+        "assign": keywords._ASSIGN_WORDS, "scheme": keywords._SCHEME_WORDS, "login": prose._LOGIN_WORDS,
+        "netrc": structure._NETRC_WORDS, "auth": keywords._AUTH_WORDS, "flag": keywords._FLAG_WORDS, "command": keywords.COMMAND_WORDS,
     })
 
 
