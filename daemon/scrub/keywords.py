@@ -117,10 +117,9 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
     if need == "session":  # (a UUID or hex is a session's id as a log names it, not a cookie)
         return not is_hex(value.replace("-", "")) and looks_generated(value, 16, allow_hex=False, words=0.75, floor=0.75)
-    # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`), and so is a
-    # signature's; other bare hex after a weak name is more often a digest or an id.
-    hex_key = len(value) >= 32 and is_hex(value.replace("-", "")) and (quoted or _words(name)[-1:] in (["sig"], ["signature"], ["hmac"]))
-    return looks_random(value, 20, allow_hex=hex_key)
+    # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`); bare hex
+    # after a weak name is more often a digest, a signature or an id (CACHEDIR.TAG's).
+    return looks_random(value, 20, allow_hex=quoted and len(value) >= 32 and is_hex(value.replace("-", "")))
 
 
 def find_assignments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
