@@ -48,6 +48,8 @@ PLACES = [
     "sessionid={v}{v}",
     'curl -b "sessionid={v}{v}" https://app.example.com/api',
     "pw for the staging box: {v}",
+    "TOTP secret for admin: JBSWY3DPEHPK3PXP{v}",
+    "Cookie: connect.sid=s%3A{v}{v}.{v}{v}",
     # Sentences, in the languages of the lexicon.
     "das Passwort ist {v}",
     "Das neue Kennwort lautet {v}.",
@@ -87,6 +89,8 @@ NEAR_MISSES = [
     "Author: Seed maintainers <maintainers@users.noreply.a-seed-eb950d00.example>",
     "session_id = 7227c724-fbdd-d22d-ba03-2a3168c0be80",
     "the password field is required",
+    "see the README key: CONTRIBUTINGGUIDELINES",
+    "the key ring has four keys: home work shed car",
 ]
 
 

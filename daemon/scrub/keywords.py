@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from urllib.parse import unquote
 from collections.abc import Iterator
 
 from daemon import lexicon
@@ -385,7 +386,9 @@ def find_cookies(text: str, low: str) -> Iterator[Span]:
             pair = _COOKIE_PAIR.match(text, pos, end)
             if not pair:
                 break
-            name, value = pair.group("name").lower(), pair.group("val")
+            name, value = pair.group("name").lower(), unquote(pair.group("val"))
+            if value.startswith("s:") and "." in value:  # an Express signed cookie: `s:<id>.<signature>`
+                value = value[2:].replace(".", "")
             if name not in _COOKIE_ATTRIBUTES and len(value) >= 16 and not is_placeholder(value):
                 named = any(word in name for word in _COOKIE_NAMES)
                 if named and looks_random(value, 16, allow_hex=True, words=0.6, floor=0.6) or looks_random(value, 20, allow_hex=True):

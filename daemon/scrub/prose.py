@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import classes, is_code, looks_generated, password_like, word_share
+from daemon.scrub.shape import classes, entropy, is_code, looks_generated, password_like, word_share
 
 Span = tuple[int, int, str]
 TABLE = "secret_prose"
@@ -31,6 +31,8 @@ _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 _VALUE = re.compile(r"[^\s\"'`«»“”„「」『』，。、；！？（）【】]+")
 _DIGIT = re.compile(r"[0-9]")
 _ESCAPED = re.compile(r"%0[AD]|\\[nrt]")
+_BASE32_DIGIT = re.compile(r"[2-7]")
+_BASE32_SEED = re.compile(r"[A-Z2-7]{16,64}={0,6}|[a-z2-7]{16,64}")
 _NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}[0-9]{1,3}[a-z]{0,4}")
 _LABELLED_DIGEST = re.compile(r"(?P<label>.+?)[\-_:.](?:[0-9a-f]{32,}|[0-9A-F]{32,})")
 _CODE_AFTER = frozenset("=()[]{},;\"'`<>/\\|_")
@@ -158,6 +160,8 @@ def _judge(value: str, strong: bool) -> bool:
     if strong:
         # (`migrate password hashes to argon2id`: a name with a number, a hash's or a format's)
         return password_like(value) and not _NAME_WITH_NUMBER.fullmatch(value)
+    if _BASE32_SEED.fullmatch(value) and _BASE32_DIGIT.search(value) and entropy(value) >= 3.0:
+        return True  # a TOTP seed: upper-case base32, whose letters run together by chance
     # (`Cache saved with key: node-cache-Linux-x64-npm-<sha256>`: a label and a digest)
     digest = _LABELLED_DIGEST.fullmatch(value)
     if digest and len(re.findall(r"[A-Za-z]{2,}", digest.group("label"))) >= 2:
@@ -194,9 +198,10 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         # X olarak ayarlandı"), in a title ("VPN — Şifre X", "wifi password X"), glued to a CJK
         # name ("新密码X"): then it must look generated beyond doubt.
         glued = not _spaced(text[end - 1]) and text[end : end + 1].isascii() and text[end : end + 1].isalnum()
-        direct = _value_after(text, end, limit) if (glued or text[end : end + 1] in (" ", "\t")) and _DIGIT.search(text, end, min(limit, end + 24)) else None
+        spaced = text[end : end + 1] in (" ", "\t")
+        direct = _value_after(text, end, limit) if (glued or spaced) and (_DIGIT.search(text, end, min(limit, end + 24)) or _GROUPS.match(text, end + 1, limit)) else None
         if direct:
-            value = text[direct[0] : direct[1]]
+            value = text[direct[0] : direct[1]].replace(" ", "")  # (a setup key in groups, joined)
             if links.at(low, direct[1] + 1 if text[direct[1] : direct[1] + 1] in (" ", "\t") else direct[1]) or _beyond_doubt(value, strong):
                 tries.append(end)
         found = False
