@@ -133,17 +133,21 @@ class SearchQueries:
         now: datetime | None = None,
         hits: Mapping[str, int] | None = None,
         prefix_retry: bool = True,
+        project: str | None = None,
     ) -> SearchResult:
         """Return the best `limit` memories in `scopes` for `query`.
 
         BM25 (title weighted highest) with a small boost from recall counters; equal
         scores go newest first. A query whose every term finds nothing together is
         retried as a prefix OR, so `migrat` still finds "migration strategy".
+        `project` (a canonical worktree, "" for none) keeps, of the global tree, the
+        machine-wide memories and that project's only, as a session's block does; None
+        searches every project's.
         """
         terms = tokenize.query_tokens(query)
         if not terms or not scopes or limit < 1:
             return SearchResult([], "none", terms)
-        where, params = self._visible(scopes, now or datetime.now(UTC), keep_global_hard_rules=False)  # type: ignore[attr-defined]
+        where, params = self._visible(scopes, now or datetime.now(UTC), keep_global_hard_rules=False, project=project)  # type: ignore[attr-defined]
         found = self._ranked(tokenize.strict_match(terms), where, params, limit, hits or {})
         if found:
             return SearchResult(found, "strict", terms)
