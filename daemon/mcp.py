@@ -65,11 +65,9 @@ Scope = Annotated[
 ]
 RecallScope = Annotated[
     Literal["all", "project", "global", "everywhere"],
-    Field(
-        description="all: this project's memories and the machine-wide ones (project first); project; global: the "
-        "machine-wide ones; everywhere: other projects' memories kept in the global tree too (only when asked)."
-    ),
-]
+    Field(description="all: this project's memories and the machine-wide ones (project first); project; global: the "
+          "machine-wide ones; everywhere: other projects' memories kept in the global tree too (only when asked)."),
+]  # fmt: skip
 
 
 class ToolFailure(Exception):

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from datetime import datetime
 
-from daemon.memory import stopwords, tokenize
+from daemon.memory import commonness, stopwords, tokenize, typos
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
     STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, spelled_out, word_forms, word_groups,
 )
@@ -78,6 +78,7 @@ CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before
 CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
+SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's informative content
 CANDIDATES = 8  # rows taken from the index before scoring
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 
@@ -126,6 +127,14 @@ def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[l
     return list(units.values())
 
 
+def _surface(term: str) -> str:
+    """A term as text is written: a phrase of CJK bigrams joined back into its word."""
+    if term.startswith(STARTS) or (" " in term and not term.isascii()):
+        bigrams = parts(term)
+        return bigrams[0] + "".join(b[1:] for b in bigrams[1:])
+    return term
+
+
 def _groups(terms: Sequence[str]) -> list[list[str]]:
     """The word groups of the terms' compounds, without the prompt (camelCase is not one)."""
     return [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
@@ -151,6 +160,8 @@ class _Prompt:
     # per unit of `probes`: an unheld identifier's parts written out in a row (" python
     # operators " for PythonOperator, `prompt_terms.spelled_out`); empty for other units
     spelled: tuple[tuple[str, ...], ...] = ()
+    info: float = 0.0  # the weight of the prompt's informative units (not broad), the weightiest COVER_TERMS
+    informative: tuple[bool, ...] = ()  # per unit of `probes`: not broad
 
 
 def _prompt(
@@ -173,7 +184,10 @@ def _prompt(
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
     # (mostly the seam of two words) and a compound whose parts are terms too.
     # A held word weighs as rare as it is itself (a glossary's other words may be commoner).
-    weight = {t: _idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
+    # Each weight is the store's IDF times the word's specificity in general language
+    # (`commonness`): a small store cannot tell an everyday word from a rare one.
+    special = {t: commonness.specificity(_surface(t)) for t in terms}
+    weight = {t: special[t] * (_idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1)) for t in terms}
     # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
     counted = {t for t in terms if held[t] or t.startswith(STARTS) or not (_CJK.match(t) or _COMPOUND.search(t))}
     units = _units(terms, groups)
@@ -202,7 +216,14 @@ def _prompt(
             spelled.append(spellings.get(unit[0], ()))
     whole = sum(unit_weights[:COVER_TERMS]) or 1.0
     heaviest = tuple(max(m[1] for m in members) for _, members in probes)
-    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled))
+    # The prompt's informative content: its units that are not broad, the weightiest
+    # few, a word no memory holds at its full weight (what the prompt talks about, not
+    # what the store holds); and which held units are informative.
+    talked = {t: weight[t] if held[t] else weight[t] / UNHELD for t in terms}
+    info = sorted((max(talked[t] for t in u if t in counted) for u in units if counted.intersection(u) and not all(is_broad(t) for t in u)), reverse=True)
+    informative = tuple(not all(m[4] for m in members) for _, members in probes)
+    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled),
+                   sum(info[:COVER_TERMS]), informative)  # fmt: skip
 
 
 class _WordStart(NamedTuple):
@@ -269,6 +290,7 @@ class _Evidence(NamedTuple):
     specific: bool  # a word that is not broad anywhere
     evidence: int  # units held, but an action in the body only (a word in passing)
     full: bool = False  # a unit held in full: not only parts of an identifier no memory holds
+    exact: frozenset[int] = frozenset()  # units whose identifier itself it holds (DEPLOY_ENV, not env)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
@@ -283,6 +305,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     strong = broad_head = decides = specific = False
     broad_titled = 0  # units of broad deciding words (no actions) in the title, description or tags
     full = False
+    exact: set[int] = set()
     for number, (share, members) in enumerate(prompt.probes):
         # an unheld identifier's parts in a row, in order (Python operators: PythonOperator)
         # are that identifier: in full, and strong evidence when one of them decides and is
@@ -290,12 +313,15 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
         spelled = share < 1.0 and any(p in head or p in body for p in prompt.spelled[number])
         if spelled:
             share = 1.0
+            exact.add(number)
             if any(decisive and not broad for _, _, decisive, _, broad, _ in members):
                 strong = True
                 titled.add(number)
         top = best = 0.0
         real = top_seen = False
         for probes, weight, decisive, identifier, broad, action in members:
+            if identifier and (_in(probes, head) or _in(probes, body)):
+                exact.add(number)
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or (decisive and not broad)
@@ -324,7 +350,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
             full = full or share == 1.0
     # two broad words in a title are a topic (SSH agent forwarding breaks inside tmux)
     strong = strong or broad_titled >= 2
-    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full)
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full, frozenset(exact))
 
 
 def score_candidates(
@@ -374,6 +400,13 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
         return False
     # two words, one not broad; an action in the body only is a word in passing (run the
     # unit tests is not about a note that ran the tests)
+    # The prompt's informative content, not one incidental word: a memory holding one
+    # informative unit of it is about it only when that unit is most of what the prompt
+    # says (a pnpm question about workspaces is not about the pnpm lockfile), or the
+    # identifier itself: an exact identifier (DEPLOY_ENV) is evidence enough.
+    held = [u for u in matched if prompt.informative[u]]
+    if len(held) == 1 and held[0] not in found.exact and prompt.unit_weight[held[0]] < SOLO * prompt.info:
+        return False
     if found.strong or (found.evidence >= 2 and found.specific):
         return True
     return found.broad and found.covered >= prompt.whole * (1 - 1e-9)
@@ -444,6 +477,7 @@ def relevant_hits(
         return []
     lookups = {p for both in candidates.values() for forms in both for f in forms for p in parts(f)}
     df = index.doc_counts(sorted(lookups))
+    terms, candidates, df = typos.read_typos(index, terms, candidates, df, frozenset(content_terms(prompt)))
     terms, groups = joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
     total = index.count()

@@ -98,6 +98,29 @@ class SearchQueries:
             known.update((term, found.get(term)) for term in missing)
         return {t: docs for t in asked if (docs := known[t]) is not None}
 
+    def near_term(self, word: str, distance: int) -> str | None:
+        """The word of the index's vocabulary closest to `word` (a typo: hydartion →
+        hydration), within `distance` edits (a swap of two letters is one: optimal string
+        alignment, rapidfuzz), its first letter the same; the one more memories hold on a
+        tie; None when there is none. Kept until the index changes, like `doc_counts`."""
+        kept = self._term_counts()
+        key = f"\0near\0{distance}\0{word}"  # no token holds a NUL: no clash with the counts
+        if key in kept:
+            return kept[key]  # type: ignore[return-value]
+        from rapidfuzz.distance import OSA
+        from rapidfuzz.process import extract
+
+        rows = self._db.execute(
+            "SELECT term, docs FROM term WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+            (word[0], chr(ord(word[0]) + 1), len(word) - distance, len(word) + distance),
+        ).fetchall()
+        docs = dict(rows)
+        found = extract(word, list(docs), scorer=OSA.distance, score_cutoff=distance, limit=8)
+        best = min(found, key=lambda f: (f[1], -docs[f[0]], f[0]), default=None)
+        near = best[0] if best is not None and best[0] != word else None
+        kept[key] = near  # type: ignore[assignment]
+        return near
+
     def _term_counts(self) -> dict[str, int | None]:
         """term → docs (None: absent) while the index stays as it is (any write, by this
         connection or another, moves `total_changes` or `data_version`)."""
