@@ -46,6 +46,24 @@ def clip_text(text: str, limit: int) -> str:
     return room.rstrip() + ELLIPSIS
 
 
+REPEATS = 0.7  # a line whose words are this share of words already said repeats them
+
+
+def without_repeats(text: str, *said: str) -> str:
+    """The lines of `text` that say something `said` (a preview's title, the prompt it
+    answers) does not: a session note that quotes its opening prompt does not quote it
+    back to the session that asked it again."""
+    from daemon.memory.tokenize import tokens
+
+    known = {t for s in said for t in tokens(s)}
+    kept = []
+    for line in text.splitlines():
+        words = tokens(line)
+        if not words or sum(w in known for w in words) < REPEATS * len(words):
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def readable(text: str) -> str:
     """A memory's own words: no "Sources:" list, link lines, link targets, headings or redaction markers."""
     text = _SOURCES.sub("", text)

@@ -75,7 +75,6 @@ CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a sess
 MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
 NEAR_BEST = 0.45  # and this share of the best memory's score
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
-CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's informative content
@@ -415,13 +414,14 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
     `memory` adds nothing. A session note that quotes the prompt does not push out the
-    curated memory that answered it, unless that holds far less of the prompt."""
+    curated memory that answered it."""
     return memory.units < other.units and _may_push_out(other, memory)
 
 
 def _may_push_out(other: Scored, memory: Scored) -> bool:
-    """A session note pushes out no curated memory unless that covers far less of the prompt."""
-    return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
+    """A session note pushes out no curated memory: the words it holds beyond a lesson's
+    are mostly the prompt it quotes, not an answer."""
+    return other.curated or not memory.curated
 
 
 def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:

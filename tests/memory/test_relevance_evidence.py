@@ -5,8 +5,10 @@ content, an exact identifier, typos against the index's vocabulary, verbs both w
 from __future__ import annotations
 
 from daemon.memory import commonness, wordforms
+from daemon.memory.context import build_context
 from daemon.memory.index import SearchIndex
 from daemon.memory.roots import MemoryRoot
+from tests.memory.conftest import NOW
 from tests.memory.test_relevance_words import _put, shown
 
 
@@ -75,3 +77,34 @@ def test_irregular_verbs_are_read_both_ways(index: SearchIndex, project_root: Me
     index.sync_root(project_root)
     assert shown(index, roots, "customers pay the same invoice twice") == ("paid",)
     assert shown(index, roots, "build images on the runner without the cache?") == ("built",)
+
+
+def test_a_preview_does_not_repeat_its_title_or_the_prompt(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
+    body = (
+        "## What Was Worked On\n\n- Why does the deploy keep failing\n- the deploy keeps failing on CI with DEPLOY_ENV, fix it\n\n"
+        "## Outcome / Current State\n\n- DEPLOY_ENV was spelled prodution in .env.production; fixed the spelling."
+    )
+    _put(project_root, "env", "session", "Why does the deploy keep failing", body)
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    prompt = "the deploy keeps failing on CI with DEPLOY_ENV, fix it"
+    block = build_context(index, roots, NOW, prompt=prompt)
+    assert block.relevant_ids == ("env",)
+    preview = next(line for line in block.block.splitlines() if "id env):" in line)
+    assert "prodution" in preview  # what the note found
+    assert prompt not in preview and preview.count("Why does the deploy keep failing") == 1  # the title, once
+
+
+def test_session_notes_repeating_the_question_do_not_push_out_the_lesson_that_answers(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    _put(project_root, "lesson", "lesson", "Webhook signatures need the raw request body",
+         "The stripe webhook handler must read the raw body: a parsed body breaks the signature check.")  # fmt: skip
+    question = "why does the stripe webhook signature check fail in production?"
+    for n in range(3):
+        _put(project_root, f"s{n}", "session", f"Stripe webhook signature check fails ({n})",
+             f"## What Was Worked On\n\n- {question} Check the README first.\n\n## Outcome / Current State\n\n- Read the README.")  # fmt: skip
+    roots = [project_root, global_root]
+    index.sync_root(project_root)
+    shown_ids = shown(index, roots, f"{question} Check the README first.")
+    assert shown_ids and shown_ids[0] == "lesson"
