@@ -74,6 +74,7 @@ CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
 MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
 NEAR_BEST = 0.45  # and this share of the best memory's score
+CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
@@ -421,7 +422,7 @@ def _outdone(memory: Scored, other: Scored) -> bool:
 def _may_push_out(other: Scored, memory: Scored) -> bool:
     """A session note pushes out no curated memory: the words it holds beyond a lesson's
     are mostly the prompt it quotes, not an answer."""
-    return other.curated or not memory.curated
+    return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
 
 
 def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:

@@ -104,6 +104,9 @@ def test_session_notes_repeating_the_question_do_not_push_out_the_lesson_that_an
     for n in range(3):
         _put(project_root, f"s{n}", "session", f"Stripe webhook signature check fails ({n})",
              f"## What Was Worked On\n\n- {question} Check the README first.\n\n## Outcome / Current State\n\n- Read the README.")  # fmt: skip
+    _small_store(project_root)  # a store of about a dozen: its statistics say little
+    for n, topic in enumerate(("nightly report mail", "tmux copy mode", "gradle cache on ci", "dark mode toggle")):
+        _put(project_root, f"other{n}", "fact", topic.capitalize(), f"About the {topic}.")
     roots = [project_root, global_root]
     index.sync_root(project_root)
     shown_ids = shown(index, roots, f"{question} Check the README first.")
