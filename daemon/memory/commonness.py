@@ -78,8 +78,14 @@ def _languages(text: str) -> tuple[str, ...]:
 def zipf(word: str) -> float:
     """The word's Zipf frequency in general language (0 when the lists lack it): the
     highest of the languages its script is written in (Chinese characters: Chinese or
-    Japanese)."""
-    return max((_zipf_table(lang).get(word, 0.0) for lang in _languages(word)), default=0.0)
+    Japanese). A Korean word is looked up without the particles glued to its end (the
+    lists hold the word, not the word with each particle): its longest start the Korean
+    list holds, of two syllables or more."""
+    langs = _languages(word)
+    if langs == ("ko",):
+        table = _zipf_table("ko")
+        return next((table[word[:n]] for n in range(len(word), 1, -1) if word[:n] in table), 0.0)
+    return max((_zipf_table(lang).get(word, 0.0) for lang in langs), default=0.0)
 
 
 @lru_cache(maxsize=4096)

@@ -1,51 +1,37 @@
-"""Which memories are really about a session's first prompt: stop words, a score floor.
+"""Which memories are really about a session's first prompt: evidence a person would accept.
 
 A preview costs every step of a session its tokens, so one is shown only when the memory
-shares the prompt's *content* words, not its filler. The steps:
+holds the prompt's informative content. The signals, in order:
 
-1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean
-   from the `stop-words` package, a few words of chat about memory itself, and the words of every
-   bug report: fix, fails, error, and theirs in each language): filler never decides. A CJK bigram is
-   filler when it is a stop word, when both its characters are one-character stop words
-   (two particles), or when it is all hiragana (grammar). A Korean or katakana word
-   (a run of its script) is one term, found only where a word starts: a Korean word with
-   a particle is that word, never the same word inside a longer one (model in view-model).
-2. A word more than 2 % of the memories (and over 20, in proportion) hold is common: it
-   may add to a memory's score but never decides (`search_terms`). Candidates come from the index (BM25
-   on the rarest deciding words, their postings bounded), then a score of our own: each
-   content word the memory holds (as it is, in an English inflection, as the word its
-   abbreviation stands for, or in another language: `wordforms`) counts its IDF, fully
-   in the title, description or tags, half in the body only. Two words in a row that a
-   memory writes as one ("time out", timeout) are that word. An identifier
-   and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
-   counted once; the parts of an identifier no memory holds count half (a memory about
-   customers is not about customer_id), and a memory holding nothing else of the prompt
-   is not about it, unless it writes all the parts in a row, in order, in any inflection
-   (PythonOperator: "Python operators"): then it holds the identifier itself.
-3. The floor: a memory must hold a deciding word, and two of the prompt's words (one
-   not broad) or a strong one (a deciding word in its title, description or tags that is
-   not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
-   object of every project, an action: `stopwords.BROAD`; a broad title word suffices
-   only when it is all the prompt says, two (no actions) always; an action in the body alone is a word in
-   passing; a memory holding one word of the prompt is not about it when another
-   candidate names a weightier one in its title, description or tags); when the prompt pastes output (a fenced block, stack frames, a
-   shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
-   the user wrote too, if a memory holds one (the paste confirms, it picks nothing alone); it must cover a share of the prompt's content (the weight of its
-   four weightiest words: words no memory holds count too, at half the rarest word's
-   weight, so a prompt about something else covers little, while a paraphrase's own words
-   and a long prompt's chat do not drown its one question) and score near the best one.
-   A memory that holds only part of the words another one holds is not shown beside it
-   (a curated one is not pushed out by a session note, though), nor one that is strong
-   evidence of no word of the prompt a better one is not (a lesson sharing the best
-   note's title word, with a word of a pasted log in passing in its body). Curated kinds (rule,
-   lesson, gotcha, decision, fact) get a lift, so they beat a session note that merely
-   quotes the same words: one within half of the best score goes before every session note.
+1. Content. The prompt's words minus filler (`stopwords`, the lexicon's chat and weak
+   words); a CJK text as character bigrams, a Korean or katakana word (a run of its
+   script) as one term found only where a word starts; an identifier and its parts are
+   one unit (DEPLOY_ENV with deploy and env), two words a memory writes as one are one
+   (time out: timeout). A word no memory holds may be a typo of one (`typos`).
+2. Forms. Each word is looked up as it is, in its inflections and irregular forms both
+   ways, and in the other words and languages of its glossary concept (`wordforms`,
+   `daemon.lexicon`): found fully in the title, description or tags, half in the body.
+3. Weight. A word weighs its IDF in the store times its specificity in general language
+   (`commonness`: wordfreq), so that the weights are right in a 20-memory store (where
+   IDF cannot tell "building" from "lockfile") and in a 100k one. A word more than 2 % of
+   the memories the session sees hold is common and never decides (`search_terms`). A
+   word no memory holds weighs half its weight where coverage is measured (a paraphrase's
+   own words are no memory's), all of it where the question is what the prompt says.
+4. Informative content. A memory is about the prompt when it holds a deciding word, its
+   informative units (not broad: `broad`, `actions`) weigh SHARE of the prompt's, and
+   either a strong one (a deciding word in its title, description or tags, a deciding
+   identifier anywhere) or two units; a single unit must be SOLO of what the prompt says.
+   An exact identifier is evidence enough; words of a pasted log confirm, the user's own
+   words decide (`prompt_terms.prose_of`). It must cover MIN_COVERAGE of the prompt's
+   weightiest words and score NEAR_BEST of the best memory.
+5. Ranking. A memory holding part of what a better one holds adds nothing, nor one that
+   brings no strong evidence of its own; a session note never pushes out a curated
+   memory that covers a fair share of it. Curated kinds (rule, lesson, gotcha, decision,
+   fact) get a lift and go first while within CURATED_NEAR of the best: a session note
+   that merely quotes the prompt does not bury the lesson that answers it.
 
 Common is judged among the memories the session sees (its project's and the machine-wide
-ones): a word most of another project's memories hold may decide here, one most of this
-project's hold may not. The store's term counts pick the words worth counting in the
-scope (a bounded walk of their postings, kept until the index changes); the commonest
-keep the store's verdict.
+ones), by a bounded walk of the postings kept until the index changes.
 """
 
 from __future__ import annotations
@@ -79,6 +65,7 @@ CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
 SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's informative content
+SHARE = 0.5  # the informative units a memory holds weigh this share of the prompt's (words no memory holds at half)
 CANDIDATES = 8  # rows taken from the index before scoring
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 
@@ -162,6 +149,7 @@ class _Prompt:
     spelled: tuple[tuple[str, ...], ...] = ()
     info: float = 0.0  # the weight of the prompt's informative units (not broad), the weightiest COVER_TERMS
     informative: tuple[bool, ...] = ()  # per unit of `probes`: not broad
+    held_info: float = 0.0  # `info` with a word no memory holds at UNHELD of its weight
 
 
 def _prompt(
@@ -183,9 +171,8 @@ def _prompt(
     # be about something else, but not as much as a word held says what it is about (a
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
     # (mostly the seam of two words) and a compound whose parts are terms too.
-    # A held word weighs as rare as it is itself (a glossary's other words may be commoner).
-    # Each weight is the store's IDF times the word's specificity in general language
-    # (`commonness`): a small store cannot tell an everyday word from a rare one.
+    # A held word weighs as rare as it is itself (a glossary's other words may be commoner),
+    # times its specificity in general language (`commonness`).
     special = {t: commonness.specificity(_surface(t)) for t in terms}
     weight = {t: special[t] * (_idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1)) for t in terms}
     # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
@@ -220,10 +207,11 @@ def _prompt(
     # few, a word no memory holds at its full weight (what the prompt talks about, not
     # what the store holds); and which held units are informative.
     talked = {t: weight[t] if held[t] else weight[t] / UNHELD for t in terms}
-    info = sorted((max(talked[t] for t in u if t in counted) for u in units if counted.intersection(u) and not all(is_broad(t) for t in u)), reverse=True)
+    info = [u for u in units if counted.intersection(u) and not all(is_broad(t) for t in u)]
+    info_weight = lambda w: sum(sorted((max(w[t] for t in u if t in counted) for u in info), reverse=True)[:COVER_TERMS])  # noqa: E731
     informative = tuple(not all(m[4] for m in members) for _, members in probes)
     return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled),
-                   sum(info[:COVER_TERMS]), informative)  # fmt: skip
+                   info_weight(talked), informative, info_weight(weight))  # fmt: skip
 
 
 class _WordStart(NamedTuple):
@@ -400,12 +388,14 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
         return False
     # two words, one not broad; an action in the body only is a word in passing (run the
     # unit tests is not about a note that ran the tests)
-    # The prompt's informative content, not one incidental word: a memory holding one
-    # informative unit of it is about it only when that unit is most of what the prompt
-    # says (a pnpm question about workspaces is not about the pnpm lockfile), or the
-    # identifier itself: an exact identifier (DEPLOY_ENV) is evidence enough.
+    # The prompt's informative content, not incidental words: the informative units a
+    # memory holds weigh SHARE of the prompt's (the same entity with another problem is
+    # not it: a CSV export for the customer admin is not the slow order admin list), one
+    # unit alone SOLO of what the prompt says (a pnpm question about workspaces is not
+    # about the pnpm lockfile); an exact identifier (DEPLOY_ENV) is evidence enough.
     held = [u for u in matched if prompt.informative[u]]
-    if len(held) == 1 and held[0] not in found.exact and prompt.unit_weight[held[0]] < SOLO * prompt.info:
+    weight = sum(prompt.unit_weight[u] for u in held)
+    if found.exact.isdisjoint(held) and weight < (SOLO * prompt.info if len(held) == 1 else SHARE * prompt.held_info):
         return False
     if found.strong or (found.evidence >= 2 and found.specific):
         return True
