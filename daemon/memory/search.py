@@ -40,6 +40,7 @@ POSTINGS_BUDGET = 2000  # postings BM25 weighs at most (beyond the rarest word's
 RANK_CAP = 400  # matches ranked at most: the most recently indexed ones
 PREFIX_EXPANSIONS = 16  # words one prefix stands for, at most (the commonest first)
 PREFIX_TERMS = 8  # query words a prefix retry expands, at most
+NEAR_ROWS = 1000  # terms compared with a word that may be a typo, at most
 TERMS_KEPT = 50_000  # term counts kept between prompts, at most
 RANKINGS_KEPT = 128  # search_any answers kept between prompts, at most (prompts share their rarest words)
 _SCAN_TERMS = 4000  # vocabulary entries read per prefix, at most
@@ -101,8 +102,10 @@ class SearchQueries:
     def near_term(self, word: str, distance: int) -> str | None:
         """The word of the index's vocabulary closest to `word` (a typo: hydartion →
         hydration), within `distance` edits (a swap of two letters is one: optimal string
-        alignment, rapidfuzz), its first letter the same; the one more memories hold on a
-        tie; None when there is none. Kept until the index changes, like `doc_counts`."""
+        alignment, rapidfuzz), its first two letters the same, three from 8 letters (a
+        range of the term table, at most NEAR_ROWS: typos fall mostly later in a word, and
+        a prompt's new words must stay cheap); the one more memories hold on a tie;
+        None when there is none. Kept until the index changes, like `doc_counts`."""
         kept = self._term_counts()
         key = f"\0near\0{distance}\0{word}"  # no token holds a NUL: no clash with the counts
         if key in kept:
@@ -110,9 +113,10 @@ class SearchQueries:
         from rapidfuzz.distance import OSA
         from rapidfuzz.process import extract
 
+        start = word[: 3 if len(word) >= 8 else 2]
         rows = self._db.execute(
-            "SELECT term, docs FROM term WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
-            (word[0], chr(ord(word[0]) + 1), len(word) - distance, len(word) + distance),
+            "SELECT term, docs FROM term WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?",
+            (start, start + "\uffff", len(word) - distance, len(word) + distance, NEAR_ROWS),
         ).fetchall()
         docs = dict(rows)
         found = extract(word, list(docs), scorer=OSA.distance, score_cutoff=distance, limit=8)

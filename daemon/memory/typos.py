@@ -17,6 +17,7 @@ from daemon.memory.stopwords import is_stop
 
 TYPO_MIN = 5  # a word this long that no memory holds may be a typo of one a memory holds
 TYPO_LONG = 8  # from this length, two edits (one below)
+TYPO_WORDS = 2  # at most this many words of a prompt are looked up as typos (the longest first)
 TYPO_ZIPF = 2.3  # a word general language knows this much (struct 2.5) is a word, not a typo (ingres 2.1)
 
 
@@ -29,13 +30,17 @@ def read_typos(
     glossary words looked up too. `typed`: the prompt's own words (two words in a row
     joined, schedule of → scheduleof, are no typo)."""
     fixed: dict[str, str] = {}
-    for term in terms:
+    asked = 0
+    for term in sorted(terms, key=len, reverse=True):
+        if asked >= TYPO_WORDS:
+            break
         if term not in typed or len(term) < TYPO_MIN or not (term.isascii() and term.isalpha()) or is_stop(term):
             continue
         if commonness.rare_zipf(term) >= TYPO_ZIPF:
             continue  # a real word (schedule), not a typo of one a memory holds (scheduler)
         if any(df.get(p) for forms in candidates[term] for f in forms for p in parts(f)):
             continue
+        asked += 1
         near = index.near_term(term, 2 if len(term) >= TYPO_LONG else 1)
         if near is not None and not is_stop(near):
             fixed[term] = near
