@@ -17,6 +17,7 @@ from daemon.memory.stopwords import is_stop
 
 TYPO_MIN = 5  # a word this long that no memory holds may be a typo of one a memory holds
 TYPO_LONG = 8  # from this length, two edits (one below)
+TYPO_FOUND = 4  # a prompt of which the store holds this many words needs no guessing: no typo lookups
 TYPO_WORDS = 2  # at most this many words of a prompt are looked up as typos (the longest first)
 TYPO_ZIPF = 2.3  # a word general language knows this much (struct 2.5) is a word, not a typo (ingres 2.1)
 
@@ -28,8 +29,14 @@ def read_typos(
     or more, rare in general language) read as the word of the index's vocabulary it is
     a typo of, if one is near (hydartion → hydration, renwal → renewal), its forms and
     glossary words looked up too. `typed`: the prompt's own words (two words in a row
-    joined, schedule of → scheduleof, are no typo)."""
+    joined, schedule of → scheduleof, are no typo). Only for a prompt of which the store
+    holds few words: one it mostly holds needs no guessing, and lookups cost."""
+    def held(term: str) -> bool:
+        return any(df.get(p) for forms in candidates[term] for f in forms for p in parts(f))
+
     fixed: dict[str, str] = {}
+    if sum(held(t) for t in terms) >= TYPO_FOUND:
+        return terms, candidates, df
     asked = 0
     for term in sorted(terms, key=len, reverse=True):
         if asked >= TYPO_WORDS:
@@ -38,7 +45,7 @@ def read_typos(
             continue
         if commonness.rare_zipf(term) >= TYPO_ZIPF:
             continue  # a real word (schedule), not a typo of one a memory holds (scheduler)
-        if any(df.get(p) for forms in candidates[term] for f in forms for p in parts(f)):
+        if held(term):
             continue
         asked += 1
         near = index.near_term(term, 2 if len(term) >= TYPO_LONG else 1)
