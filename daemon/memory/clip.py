@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 ELLIPSIS = "…"
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
+_SENTENCE_END = re.compile("[.!?](?=\\s)|[\u3002\uff01\uff1f]")  # CJK full stop, exclamation and question marks too
 _SOURCES = re.compile(r"(?ms)^(?:Sources?|Links?|See also):\s*$.*")
 _LINK_LINE = re.compile(r"(?m)^\s*[-*]\s*(?:session `[^`]*`:?\s*)?\[[^\]]*\]\([^)]*\)\s*$")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
