@@ -405,13 +405,13 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
     `memory` adds nothing. A session note that quotes the prompt does not push out the
-    curated memory that answered it."""
+    curated memory that answered it, unless that covers far less of the prompt (CURATED_KEEP)."""
     return memory.units < other.units and _may_push_out(other, memory)
 
 
 def _may_push_out(other: Scored, memory: Scored) -> bool:
-    """A session note pushes out no curated memory: the words it holds beyond a lesson's
-    are mostly the prompt it quotes, not an answer."""
+    """A session note pushes out no curated memory covering CURATED_KEEP of what it does:
+    the words it holds beyond a lesson's are mostly the prompt it quotes, not an answer."""
     return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
 
 
