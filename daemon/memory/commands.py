@@ -275,8 +275,11 @@ def recall(
     scope: ScopeChoice = "all",
     refresh: bool = True,
     count_hits: bool = True,
+    every_project: bool = False,
 ) -> RecallResult:
-    """Search the caller's trees; project entries shadow global ones with the same title."""
+    """Search the caller's trees; project entries shadow global ones with the same title.
+    Of the global tree, only the machine-wide memories and this project's, as in a
+    session's block, unless `every_project` (other projects' notes kept there too)."""
     if not query.strip():
         raise InvalidInput("the query is empty: give a few words to look for")
     limit = clamp_limit(limit)
@@ -284,7 +287,8 @@ def recall(
     if refresh:
         ws.refresh(roots)
     counters = ws.hits.read()
-    result = ws.index.search(query, roots, limit, now=ws.clock(), hits=counters)
+    project = None if every_project else ws.project_key
+    result = ws.index.search(query, roots, limit, now=ws.clock(), hits=counters, project=project)
     if not result.terms:
         raise InvalidInput(f"the query {query!r} has no searchable words")
     if count_hits and result.hits:

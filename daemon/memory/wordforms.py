@@ -206,7 +206,7 @@ def _build_concepts() -> list:
             if _LATIN.fullmatch(key) or key.isdigit():
                 latin.setdefault(key, {}).update(dict.fromkeys(words))
                 stems.setdefault(stem(key), {}).update(dict.fromkeys(words))
-            elif 2 <= len(word) <= _LONGEST:
+            elif len(word) >= 2:
                 cjk.setdefault(word, {}).update(dict.fromkeys(words))
     numbers: dict[tuple[str, ...], int] = {}  # one concept per distinct set of words
     tables = [{k: numbers.setdefault(tuple(v), len(numbers)) for k, v in table.items()} for table in (latin, stems, cjk)]
@@ -221,26 +221,30 @@ def concept_of(term: str) -> Concept | None:
 
 
 _ANY_CJK = NonAscii("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_ANY_CJK_RUN = NonAscii("[\u3005-\u3007\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_LONGEST = 10  # characters of the longest CJK word the glossary looks for
+
+
+@lru_cache(maxsize=1)
+def _cjk_matcher() -> lexicon.Matcher:
+    """The glossary's CJK words, in one Aho-Corasick matcher (a Korean word is found
+    where a word starts: the lexicon's boundary rule)."""
+    return lexicon.Matcher(_concepts()[2])
 
 
 def cjk_concepts(text: str) -> list[tuple[str, Concept]]:
-    """The glossary's CJK words in `text` (its phrase of bigrams, the concept), each
-    run read left to right, the longest word at each place first (a long katakana word, not
-    its first half), a word found once."""
+    """The glossary's CJK words in `text` (its phrase of bigrams, the concept), read left
+    to right, the longest word at each place first and none overlapping the one before (a
+    long katakana word, not its first half), a word found once."""
     if not _ANY_CJK.search(text):
         return []
-    cjk = _concepts()[2]
+    longest: dict[int, lexicon.Found] = {}
+    for hit in _cjk_matcher().find(text):
+        if hit.start not in longest or hit.end > longest[hit.start].end:
+            longest[hit.start] = hit
     found: dict[str, Concept] = {}
-    for run in _ANY_CJK_RUN.findall(unicodedata.normalize("NFKC", text)):
-        start = 0
-        while start < len(run) - 1:
-            for end in range(min(len(run), start + _LONGEST), start + 1, -1):
-                concept = cjk.get(run[start:end])
-                if concept is not None:
-                    found.setdefault(" ".join(tokenize.tokens(run[start:end])), concept)
-                    start = end - 1
-                    break
-            start += 1
+    at = 0
+    for start in sorted(longest):
+        if start >= at:
+            hit = longest[start]
+            found.setdefault(" ".join(tokenize.tokens(hit.phrase)), hit.value)
+            at = hit.end
     return list(found.items())

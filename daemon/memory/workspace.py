@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from daemon.memory.hits import HITS_FILE, HitCounter
 from daemon.memory.index import SearchIndex, open_index
-from daemon.memory.roots import PROJECT_TREE_DIR, MemoryRoot, global_tree, is_in_worktree, project_tree, worktree_top
+from daemon.memory.roots import PROJECT_TREE_DIR, MemoryRoot, global_tree, is_in_worktree, project_of_root, project_tree, worktree_top
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -62,6 +62,12 @@ class Workspace:
     # True when something else (the running daemon) keeps the index current: reads
     # then skip the per-file check of trees the index already knows.
     trust_index: bool = False
+
+    @property
+    def project_key(self) -> str:
+        """The caller's project as the index keys it (its worktree), "" outside any: of
+        the global tree, a caller sees the machine-wide memories and this project's."""
+        return project_of_root(self.project) if self.project is not None else ""
 
     @property
     def hits(self) -> HitCounter:
