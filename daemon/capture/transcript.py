@@ -111,6 +111,7 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
         output = metadata["output"]
     if not isinstance(output, str):
         output = json.dumps(output, ensure_ascii=False)
+    exit_status = metadata.get("exit")  # OpenCode 1.18 and 2.0 both store a shell command's here
     error = state.get("error", "")
     if not isinstance(error, str):
         error = json.dumps(error, ensure_ascii=False)
@@ -122,6 +123,7 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
         output=scrub_clip(output, limits.tool_output, tail_share=0.67),
         status=status,
         error=scrub_clip(error, limits.tool_output, tail_share=0.5),
+        exit=exit_status if isinstance(exit_status, int) and not isinstance(exit_status, bool) else None,
     )
 
 

@@ -41,6 +41,8 @@ _WRAPPER = re.compile(
     r"|^error: Recipe .* failed|^FAILED: \S+$|^ninja: build stopped"
 )
 _NOTE = re.compile(r"^= (?:note|help): ")  # rustc's notes under a diagnostic
+# A Python traceback's frame: the line under it is the frame's source, quoted, never the error.
+_PY_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 _FRAME = re.compile(r"^[\s│┃|╷╵╭╮╰╯>❯✗×•*-]+")
 _CODE = re.compile(
     r"[;{}]\s*$|^(?:def|class|import|from|return|const|let|var|function|#include|#define|public|private|static|fn|"
@@ -62,9 +64,11 @@ def first_error_line(output: str) -> str:
     if not _ERROR_WORDS(folded):
         return ""
     weak = wrapper = ""
+    previous = ""
     # Folding keeps every character in its place, so the folded lines are the lines.
     for raw, folded_line in zip(output.splitlines(), folded.splitlines()):
-        if not _ERROR_WORDS(folded_line):
+        quoted, previous = bool(_PY_FRAME.match(previous)), raw
+        if quoted or not _ERROR_WORDS(folded_line):
             continue
         line = _clean(raw).rstrip(":")
         if len(line) < 4 or _NOT_AN_ERROR.search(line):

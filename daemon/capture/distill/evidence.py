@@ -1,0 +1,223 @@
+"""Pure: what the tools say happened in a session, whatever language its words are in.
+
+A session records its checks: a command, its exit status (OpenCode 1.18 and 2.0 keep a
+shell command's in `state.metadata.exit`), the test tallies it printed (pytest, cargo,
+go test, jest, mocha, vitest), the first error line; and its edits to files. From them:
+
+- a run *failed* when its exit status says so, else when its tally counts failures or it
+  reported an error; it *passed* when its exit status is 0, else when its tally counts
+  passes and no failures;
+- two runs are the same *check* when they run the same command (the last command of a
+  `&&` chain, without a pipe's tail: `pip cache purge && pip install -r r.txt` re-runs
+  `pip install -r r.txt`);
+- an *attempt* is the edits between two runs of a check that failed: it did not work
+  when the run after it still failed, and it held when that run passed;
+- a command that only reads or searches (cat, grep, rg) is no check, and a grep that
+  found lines (exit 0) is no failure;
+- a failure nobody reacted to (no edit after it, never re-run), after the session's last
+  edit, while another check passed there, is a check meant to fail (a rejection test);
+- the session *ended fixed* when every check that failed passed at its last run,
+  *unresolved* when one still failed at its last run, *changed* when it edited files and
+  no check failed at its end.
+When the words and the tools disagree, the tools win.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from daemon.capture.distill.base import Entry
+from daemon.capture.distill.problems import COMMAND_TOOLS, first_error_line
+from daemon.capture.distill.touched import reads_only
+
+CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
+FIXED, UNRESOLVED, CHANGED = "fixed", "unresolved", "changed"
+# Programs that look for text or files: their exit 1 means "nothing found", their lines are matches.
+_SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "which", "ls", "tree"})
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+# Test runners' tallies, as they print them.
+_TALLIES = (
+    re.compile(r"(?m)^=*\s*(?P<body>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
+               r"(?:, )?)+) in [\d.]+s"),  # pytest
+    re.compile(r"(?m)^test result: (?:ok|FAILED)\. (?P<body>\d+ passed; \d+ failed)"),  # cargo
+    re.compile(r"(?m)^Tests:\s+(?P<body>(?:\d+ (?:failed|passed|skipped|todo|total)(?:, )?)+)"),  # jest
+    re.compile(r"(?m)^\s*Tests\s+(?P<body>(?:\d+ (?:failed|passed|skipped)(?: \| )?)+)"),  # vitest
+    re.compile(r"(?m)^\s*(?P<body>\d+ (?:passing|failing))"),  # mocha
+)
+_COUNT = re.compile(r"(\d+) (failed|failing|errors?|passed|passing)\b")
+_GO_FAIL = re.compile(r"(?m)^(?:--- FAIL:|FAIL\b)")
+_GO_OK = re.compile(r"(?m)^ok\s+\S+")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One command the agent ran, and what its tool reported."""
+
+    at: int  # position among the session's steps
+    turn: int
+    command: str
+    check: str  # what makes two runs the same check; "" for a read or a search
+    failed: bool | None  # None: the tools do not say
+    tally: str = ""  # "1 failed, 12 passed" as the runner printed it
+    error: str = ""  # the first error line the tool reported
+    exit: int | None = None
+
+    def said(self) -> str:
+        """"`cmd` passed (13 passed)" / "`cmd` failed (exit 1): error": the run as a note line states it."""
+        command = self.command if len(self.command) <= 100 else self.command[:99] + "…"
+        verdict = "failed" if self.failed else "passed"
+        detail = f" ({self.tally})" if self.tally else (f" (exit {self.exit})" if self.exit not in (None, 0) else "")
+        error = f": {self.error[:200]}" if self.failed and self.error and not self.tally else ""
+        return f"`{command}` {verdict}{detail}{error}"
+
+
+@dataclass(frozen=True)
+class Edit:
+    at: int
+    turn: int
+    path: str
+
+
+@dataclass
+class Evidence:
+    runs: list[Run] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+
+    def after(self, run: Run) -> list[Run]:
+        return [r for r in self.runs if r.check == run.check and r.at > run.at]
+
+    def last_runs(self) -> dict[str, Run]:
+        """Each check's last run."""
+        return {r.check: r for r in self.runs if r.check}
+
+    def ever_failed(self, check: str) -> bool:
+        return any(r.failed for r in self.runs if r.check == check)
+
+    def expected_failure(self, run: Run) -> bool:
+        """A failure meant to happen: after the last edit, never re-run, not reacted to, beside a check that passed."""
+        if not (run.failed and run.check and self.edits):
+            return False
+        last_edit = self.edits[-1].at
+        return run.at > last_edit and not self.after(run) and any(
+            r.failed is False and r.check and r.check != run.check and r.at > last_edit for r in self.runs)
+
+    def is_problem(self, run: Run) -> bool:
+        """A real failure: the tool said it failed, and it was no check meant to fail."""
+        return bool(run.failed) and not self.expected_failure(run)
+
+    def outcome(self) -> tuple[str, Run | None]:
+        """(fixed / unresolved / changed / "", the run that shows it)."""
+        last = [r for r in self.last_runs().values() if r.failed is not None and not self.expected_failure(r)]
+        still = [r for r in last if r.failed]
+        if still:
+            return UNRESOLVED, still[-1]
+        repaired = [r for r in last if self.ever_failed(r.check)]
+        if repaired:
+            return FIXED, repaired[-1]
+        if self.edits:
+            return CHANGED, last[-1] if last else None
+        return "", None
+
+    def attempts(self) -> list[tuple[list[Edit], Run, Run]]:
+        """(edits, the failed run before them, the next run of that check) for every edited gap of a failing check."""
+        out = []
+        for run in self.runs:
+            if not (run.failed and run.check):
+                continue
+            later = self.after(run)
+            if not later:
+                continue
+            edits = [e for e in self.edits if run.at < e.at < later[0].at]
+            if edits:
+                out.append((edits, run, later[0]))
+        return out
+
+    def failed_after(self, at: int) -> bool | None:
+        """Did the next run of a check after position `at` (a claim, an edit) fail? None when no check ran since."""
+        for run in self.runs:
+            if run.at > at and run.check and run.failed is not None and not self.expected_failure(run):
+                return run.failed
+        return None
+
+
+def _segments(command: str) -> list[str]:
+    return [s.strip() for s in re.split(r"&&|\|\||;|\n", command) if s.strip()]
+
+
+def _program(segment: str) -> str:
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    words = [w for w in words if not _ENV.match(w)]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def check_of(command: str) -> str:
+    """What two runs share when they are the same check; "" for a read, a search or a `cd`."""
+    if reads_only(command):
+        return ""
+    segments = [s for s in _segments(command) if _program(s) not in ("cd", "export", "source", ".", "echo")]
+    if not segments:
+        return ""
+    last = segments[-1].split("|", 1)[0].strip()
+    program = _program(last)
+    if not program or program in _SEARCHES or (program == "git" and re.match(r"\s*git\s+(?:grep|log|status|diff|show)\b", last)):
+        return ""
+    return " ".join(last.split())
+
+
+def tally(output: str) -> tuple[str, int | None, int | None]:
+    """(the tally as printed, failures, passes) from a test runner's summary; ("", None, None) without one."""
+    for pattern in _TALLIES:
+        found = list(pattern.finditer(output))
+        if found:
+            body = found[-1].group("body").strip().rstrip(",|").strip()
+            counts = {kind: int(n) for n, kind in _COUNT.findall(body)}
+            failures = sum(v for k, v in counts.items() if k.startswith(("fail", "error")))
+            passes = sum(v for k, v in counts.items() if k.startswith("pass"))
+            return body.replace(" | ", ", ").replace(";", ","), failures, passes
+    if _GO_FAIL.search(output):
+        return "", 1, None
+    if _GO_OK.search(output):
+        return "", 0, 1
+    return "", None, None
+
+
+def verdict(tool: Entry) -> tuple[bool | None, str, str]:
+    """(failed?, tally, error line) of one command, the exit status first, then the tally, then the output."""
+    output = tool.output or ""
+    printed, failures, passes = tally(output)
+    error = first_error_line(tool.error or output) if tool.status == "error" else first_error_line(output)
+    if tool.status == "error":
+        return True, printed, error or " ".join((tool.error or "").split())[:200]
+    if tool.exit is not None:
+        return tool.exit != 0, printed, error if tool.exit != 0 else ""
+    if failures is not None:
+        return failures > 0, printed, error if failures else ""
+    if passes:
+        return False, printed, ""
+    return (True, printed, error) if error else (None, printed, "")
+
+
+def gather(turns: list) -> Evidence:  # list[Turn]: turns.py imports nothing from here
+    """The runs and edits of a session's turns, in order."""
+    evidence = Evidence()
+    at = 0
+    for number, turn in enumerate(turns):
+        for step in turn.steps:
+            at += 1
+            if step.kind != "tool":
+                continue
+            name = step.tool.lower()
+            if name in CHANGE_TOOLS and step.status != "error":
+                path = str(step.input.get("filePath") or step.input.get("path") or step.input.get("file") or "")
+                evidence.edits.append(Edit(at, number, path))
+            command = step.input.get("command")
+            if name in COMMAND_TOOLS and isinstance(command, str) and command.strip():
+                check = check_of(command)
+                failed, printed, error = verdict(step) if check else (None, "", "")
+                evidence.runs.append(Run(at, number, command.strip(), check, failed, printed, error, step.exit))
+    return evidence
