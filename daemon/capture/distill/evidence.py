@@ -17,8 +17,9 @@ go test, jest, mocha, vitest), the first error line; and its edits to files. Fro
 - a failure nobody reacted to (no edit after it, never re-run), after the session's last
   edit, while another check passed there, is a check meant to fail (a rejection test);
 - the session *ended fixed* when every check that failed passed at its last run,
-  *unresolved* when one still failed at its last run, *changed* when it edited files and
-  no check failed at its end.
+  *unresolved* when one still failed at its last run after the last edit, *changed* when
+  it edited files and no check failed after them (a check not run again on the change
+  proves nothing either way).
 When the words and the tools disagree, the tools win.
 """
 
@@ -64,13 +65,13 @@ class Run:
     error: str = ""  # the first error line the tool reported
     exit: int | None = None
 
-    def said(self) -> str:
-        """"`cmd` passed (13 passed)" / "`cmd` failed (exit 1): error": the run as a note line states it."""
+    def stated(self) -> str:
+        """"`cmd` → 13 passed" / "`cmd` → exit 1: error": the run in the tool's own terms, in no language."""
         command = self.command if len(self.command) <= 100 else self.command[:99] + "…"
-        verdict = "failed" if self.failed else "passed"
-        detail = f" ({self.tally})" if self.tally else (f" (exit {self.exit})" if self.exit not in (None, 0) else "")
-        error = f": {self.error[:200]}" if self.failed and self.error and not self.tally else ""
-        return f"`{command}` {verdict}{detail}{error}"
+        shown = self.tally or (f"exit {self.exit}" if self.exit is not None else "")
+        if self.failed and self.error and self.error not in shown:
+            shown = f"{shown}: {self.error[:200]}" if shown else self.error[:200]
+        return f"`{command}` → {shown}" if shown else f"`{command}`"
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ class Edit:
 class Evidence:
     runs: list[Run] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
+    _by_entry: dict[int, Run] = field(default_factory=dict)  # id() of the tool's Entry → its run
+
+    def run_of(self, tool: Entry) -> Run | None:
+        return self._by_entry.get(id(tool))
 
     def after(self, run: Run) -> list[Run]:
         return [r for r in self.runs if r.check == run.check and r.at > run.at]
@@ -110,14 +115,18 @@ class Evidence:
     def outcome(self) -> tuple[str, Run | None]:
         """(fixed / unresolved / changed / "", the run that shows it)."""
         last = [r for r in self.last_runs().values() if r.failed is not None and not self.expected_failure(r)]
-        still = [r for r in last if r.failed]
+        final_edit = self.edits[-1].at if self.edits else 0
+        # A check that failed before the last edit was not run on the change: untested, not unresolved.
+        still = [r for r in last if r.failed and r.at > final_edit]
+        last = [r for r in last if not r.failed or r.at > final_edit]
         if still:
             return UNRESOLVED, still[-1]
         repaired = [r for r in last if self.ever_failed(r.check)]
         if repaired:
             return FIXED, repaired[-1]
         if self.edits:
-            return CHANGED, last[-1] if last else None
+            tallied = [r for r in last if r.tally]  # a test run shows a change better than a sample command
+            return CHANGED, (tallied or last or [None])[-1]
         return "", None
 
     def attempts(self) -> list[tuple[list[Edit], Run, Run]]:
@@ -220,4 +229,5 @@ def gather(turns: list) -> Evidence:  # list[Turn]: turns.py imports nothing fro
                 check = check_of(command)
                 failed, printed, error = verdict(step) if check else (None, "", "")
                 evidence.runs.append(Run(at, number, command.strip(), check, failed, printed, error, step.exit))
+                evidence._by_entry[id(step)] = evidence.runs[-1]
     return evidence

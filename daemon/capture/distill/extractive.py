@@ -14,25 +14,28 @@ from daemon import lexicon
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
 from daemon.capture.distill.describe import description, language_of
-from daemon.capture.distill.followups import done_later
+from daemon.capture.distill.evidence import FIXED, UNRESOLVED, Evidence, gather
+from daemon.capture.distill.followups import done_later, replaced_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.memo import one_session
+from daemon.capture.distill.structure import CAUSE, FAILED, FIX, NEXT, OUTCOME as LEAD, read_blocks, role_by_sentence, structured
 from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
     Superseded,
     find_superseded,
+    names,
     render_attempt,
     retraction_scope,
     user_retraction_scope,
 )
-from daemon.capture.distill.touched import Touched
+from daemon.capture.distill.touched import Touched, reads_only
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
 # version are judged again. The lexicon's digest is part of it: a changed word table
 # (`daemon.lexicon`) re-distils extractive notes once.
-EXTRACTIVE_VERSION = f"x3.{lexicon.digest()}"
+EXTRACTIVE_VERSION = f"x4.{lexicon.digest()}"
 
 WORKED, OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = SECTIONS
 _SECTION_OF = {
@@ -106,6 +109,10 @@ def _is_result(sentence: str) -> bool:
 def _outcome_line(note: _Note, turn: Turn, limit: int) -> tuple[str, list[str]]:
     """A turn's result line and the sentences it holds."""
     every = sentences(turn.conclusion)
+    if structured(turn.conclusion):  # the answer says which blocks are its outcome: the others have their own place
+        roles = role_by_sentence(turn.conclusion)
+        # Without an outcome paragraph, the fix is what the answer ended with.
+        every = [s for s in every if roles.get(s, LEAD) == LEAD] or [s for s in every if roles.get(s) == FIX] or every
     results = [s for s in every if _is_result(s) and not note.claimed(s)]
     # The first result states the outcome; later ones that are plainly a decision or
     # a root cause belong in their own section.
@@ -129,6 +136,9 @@ def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
     lines: dict[int, str] = {}
     for number, turn in reversed(list(enumerate(concluded))):
         line, kept = _outcome_line(note, turn, _LAST_OUTCOME_CHARS if number == len(concluded) - 1 else per_turn)
+        if line and replaced_later(line, turn, concluded[number + 1 :]):
+            note.used |= {key(s) for s in kept}  # what a later request changed no longer stands: stated nowhere
+            continue
         if not (line and note.add(OUTCOME, line, kept)):
             kept = []
         else:
@@ -221,11 +231,16 @@ def _subagent_result(note: _Note, output: str) -> None:
     note.add(FINDINGS, line, [s for s in fresh if s in line])
 
 
-def _tool_problems(note: _Note, tools: list[Entry]) -> None:
-    """The first failing commands, each with its first real error line."""
+def _tool_problems(note: _Note, tools: list[Entry], evidence: Evidence) -> None:
+    """The first failing commands, each with its first real error line; what the tools say did not fail is left out."""
     listed = 0
     errors: set[str] = set()
     for tool in tools:
+        run = evidence.run_of(tool)
+        if run is not None and run.check and not evidence.is_problem(run):
+            continue  # exit 0 (a grep that found lines), a passing tally, or a check meant to fail
+        if run is not None and not run.check and tool.exit == 0 and not reads_only(str(tool.input.get("command", ""))):
+            continue  # a search that found lines: they are what it looked for
         line = failing_line(tool)
         error = re.split(r"` (?:failed|shows): ", line, maxsplit=1)[-1]
         if not line or error in errors or listed >= _FAILING_COMMANDS:
@@ -241,6 +256,51 @@ def _attempts(note: _Note, language: str) -> None:
         line = render_attempt(attempt, language)
         if line not in items:
             items.append(line)
+
+
+def _block_line(note: _Note, text: str) -> tuple[str, list[str]]:
+    """A labelled block as one line: its statements (no question, no plan), whole up to a limit."""
+    parts = [s for s in sentences(text) or [text] if not (s.endswith(("?", "？")) or cues.is_intent(s))]
+    line = clip_sentences(parts, _ITEM_CHARS)
+    return line, [p for p in parts if p in line]
+
+
+def _next_steps(note: _Note, final: tuple) -> None:
+    """The steps the final answer leaves, as it lists them."""
+    for block in final:
+        if block.role == NEXT:
+            line, parts = _block_line(note, block.text)
+            note.add(FOLLOWUPS, line, parts)
+
+
+def _cause_and_fix(note: _Note, final: tuple, evidence: Evidence) -> None:
+    """Under the outcome: the check that shows it, then the final answer's cause and fix, as it labels them."""
+    if not final:
+        return
+    outcome, proof = evidence.outcome()
+    lines = note.sections[OUTCOME]
+    if proof is not None and outcome in (FIXED, UNRESOLVED) and not any(proof.command in line for line in lines):
+        note.add(OUTCOME, _short(proof.stated()))
+    for role in (CAUSE, FIX):
+        for block in final:
+            if block.role == role:
+                line, parts = _block_line(note, block.text)
+                note.add(OUTCOME, line, parts)
+
+
+def _ruled_out(note: _Note, final: tuple) -> list[str]:
+    """What the final answer says did not work or was not the cause, in its words, unless a failed attempt
+    already says it (it names what the attempt tried). Claimed now, listed after the attempts."""
+    out = []
+    for block in final:
+        if block.role != FAILED:
+            continue
+        line, parts = _block_line(note, block.text)
+        told = any(names(block.content, claim) for attempt in note.superseded.attempts for claim in attempt.claims)
+        if line and not told and not note.claimed(line):
+            out.append(line)
+        note.used |= {key(p) for p in parts} | {key(line)}
+    return out
 
 
 def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
@@ -281,10 +341,15 @@ class ExtractiveDistiller:
         turns = split_turns(transcript.entries)
         tools = [t for turn in turns for t in turn.tools]
         language = language_of([a for turn in turns for a in turn.asked] or [transcript.session.title])
-        note = _Note(find_superseded(turns, language))
+        evidence = gather(turns)
+        note = _Note(find_superseded(turns, language, evidence))
         asked_rest = _worked_on(note, transcript.session.title, turns)
+        final = read_blocks(turns[-1].conclusion) if turns and structured(turns[-1].conclusion) else ()
+        _next_steps(note, final)
         _followups(note, turns)
         rest = _outcomes(note, turns)
+        _cause_and_fix(note, final, evidence)
+        ruled_out = _ruled_out(note, final)
         note.used |= note.superseded.retractions  # stated by the failed attempt that quotes it
         split = [sentences(text) for turn in turns for text in turn.said[:-1]]
         split += [sentences(turn.conclusion) for turn in turns]
@@ -293,8 +358,9 @@ class ExtractiveDistiller:
         _decisive(note, [*said, *rest], following)
         lifted = output_lines(tools)
         _diagnoses(note, turns, lifted)
-        _tool_problems(note, tools)
+        _tool_problems(note, tools, evidence)
         _attempts(note, language)
+        note.sections[PROBLEMS] += ruled_out
         _classified(note, [*rest, *said], lifted)
         for tool in tools:
             if tool.tool == "task" and tool.output:

@@ -1,13 +1,20 @@
-"""Pure: is a follow-up one turn proposed done by a later turn of the same session?
+"""Pure: is a follow-up one turn proposed done by a later turn of the same session? Is a result
+one turn reached replaced by what a later request asked for instead?
 
 A follow-up is done when a later turn acted on what it names: edited or created a path
-it mentions, or was asked for, or concluded with, most of its distinctive words.
+it mentions, or was asked for, or concluded with, most of its distinctive words. A
+result is replaced when a later request changes the requirement (its wording:
+`<lang>/distill_requirement_change.tsv`), names something the result states, and the
+later turn changes a file the earlier one changed.
 """
 
 from __future__ import annotations
 
 import re
 
+from functools import lru_cache
+
+from daemon import lexicon
 from daemon.capture.distill.cues import label_of
 from daemon.capture.distill.turns import Turn
 
@@ -19,6 +26,7 @@ _STOP = frozenset(
     "there their then them they into onto about when what which have been will your make sure".split()
 )
 DONE_SHARE = 0.6  # share of a follow-up's distinctive words a later turn must cover
+_NEAR = 24  # characters either side of a change's wording where what it changes is named
 
 
 def terms(text: str) -> set[str]:
@@ -56,5 +64,26 @@ def done_later(followup: str, later: list[Turn]) -> bool:
         if idents and any(i in changed or i.rsplit("/", 1)[-1] in changed for i in idents):
             return True
         if len(wanted & words) >= DONE_SHARE * len(wanted):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def _change_words() -> lexicon.Matcher:
+    return lexicon.Matcher({row[0]: True for _, row in lexicon.every("distill_requirement_change")})
+
+
+def replaced_later(result: str, turn: Turn, later: list[Turn]) -> bool:
+    """True when a later request changed what `turn` delivered (`result`): the earlier result no longer stands."""
+    _, changed = _turn_terms(turn)
+    stated = terms(result)
+    for other in later:
+        asked = " ".join(other.asked)
+        # What the change is about stands next to its wording: "not CSV", "instead of CSV", "CSV 대신".
+        near = " ".join(asked[max(0, f.start - _NEAR) : f.end + _NEAR] for f in _change_words().find(asked))
+        if not near:
+            continue
+        _, changed_later = _turn_terms(other)
+        if changed & changed_later and stated & terms(near):
             return True
     return False

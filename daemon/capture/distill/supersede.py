@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import Entry
+from daemon.capture.distill.evidence import Evidence
+from daemon.capture.distill.followups import terms
 from daemon.capture.distill.memo import per_session
 from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line
+from daemon.capture.distill.structure import FAILED, role_by_sentence, structured
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
 # How a failed attempt opens under Problems & Fixes, per language of the session.
@@ -188,6 +191,18 @@ class _Reader:
     # Causes whose fix did not help: withdrawn too once a later finding names another cause.
     doubted: list[tuple[Attempt, list[_Claim]]] = field(default_factory=list)
     at: int = 0
+    evidence: Evidence = field(default_factory=Evidence)
+
+    def held(self, claim: _Claim) -> bool:
+        """The tools say this fix or result stood: the next check after it passed (or, with none after it,
+        the session ended with every check passing)."""
+        if claim.kind != ACTION:
+            return False
+        after = self.evidence.failed_after(claim.at)
+        if after is not None:
+            return not after
+        before = [r for r in self.evidence.runs if r.check and r.failed is not None and r.at < claim.at]
+        return bool(before) and before[-1].failed is False and self.evidence.outcome()[0] in ("fixed", "changed")
 
     def claim(self, claim: _Claim) -> None:
         if claim.finding:
@@ -203,11 +218,14 @@ class _Reader:
             self.doubted = []
         self.claims.append(claim)
 
-    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool) -> None:
+    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool, named: bool = False) -> None:
+        """Withdraw the claims `sentence` takes back; with `named`, only those it names (shared words, a path)."""
         window, targets = [], []
         for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
-            window = [c for c in self.claims if c.turn == reach]
-            targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
+            window = [c for c in self.claims if c.turn == reach and not (named and not names(sentence, c.text))]
+            # The agent's own words never take back a fix the tools saw hold; a user's report (another
+            # machine, a later run) may.
+            targets = [c for c in window if (scope == ALL or c.falls_with_its_fix()) and (by_user or not self.held(c))]
             if targets:
                 break
         if not states_finding(sentence):
@@ -257,6 +275,12 @@ def _claim_kind(sentence: str) -> str:
     return OBSERVATION
 
 
+def names(sentence: str, claim: str) -> bool:
+    """A withdrawal that names this claim: a path or symbol of it, or two of its distinctive words."""
+    shared = terms(sentence) & terms(claim)
+    return any(re.search(r"[./_=()]", t) for t in shared) or len(shared) >= 2
+
+
 def _read_step(reader: _Reader, number: int, step: Entry) -> None:
     reader.at += 1
     if step.kind == "tool":
@@ -265,11 +289,17 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.errors.append((reader.at, line))
         return
     parts = sentences(step.text)
+    # In an answer with its own structure, a labelled block speaks for itself: a withdrawal in it
+    # takes back only what it names, and a "what did not work" block is no claim.
+    roles = role_by_sentence(step.text) if structured(step.text) else {}
     for index, sentence in enumerate(parts):
+        role = roles.get(sentence)
+        if role == FAILED:  # it rules out what it names, in its own words; the note keeps it as it stands
+            continue
         scope = retraction_scope(sentence)
         if scope:
-            following = parts[index + 1] if index + 1 < len(parts) else ""
-            reader.retract(number, sentence, scope, following, by_user=False)
+            following = parts[index + 1] if index + 1 < len(parts) and not role else ""
+            reader.retract(number, sentence, scope, following, by_user=False, named=bool(roles))
         elif is_claim(sentence):
             kind = _claim_kind(sentence)
             if kind == FINDING and _CORRECTS.found(sentence):
@@ -277,9 +307,12 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.claim(_Claim(number, sentence, kind, reader.at))
 
 
-def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:
-    """Every claim a later part of the session withdraws, grouped into failed attempts."""
-    reader = _Reader(language if language in ATTEMPT_LABELS else "en")
+def find_superseded(turns: list[Turn], language: str = "en", evidence: Evidence | None = None) -> Superseded:
+    """Every claim a later part of the session withdraws, grouped into failed attempts.
+
+    With the tools' `evidence`, a fix the next check passed after is never withdrawn by words.
+    """
+    reader = _Reader(language if language in ATTEMPT_LABELS else "en", evidence=evidence or Evidence())
     for number, turn in enumerate(turns):
         for ask in turn.asked:
             for sentence in sentences(ask, lead_ins=True):

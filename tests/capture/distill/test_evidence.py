@@ -29,7 +29,7 @@ def test_an_edit_followed_by_the_same_failure_did_not_work_and_the_one_before_a_
                    _run("pytest -q", PYTEST_GREEN, 0))
     assert [after.failed for _, _, after in ev.attempts()] == [True, False]
     outcome, proof = ev.outcome()
-    assert outcome == FIXED and proof.said() == "`pytest -q` passed (13 passed)"
+    assert outcome == FIXED and proof.stated() == "`pytest -q` → 13 passed"
 
 
 def test_the_exit_status_wins_over_error_words_in_the_output():
