@@ -59,6 +59,7 @@ _ACTIONS_DONE = re.compile(r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|wrote|rewrote
 _SHORT_FINDING = 60  # a decisive finding lighter than this takes the sentence after it
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
 _ITEM_CHARS = 300
+_CAUSE_CHARS = 450  # the cause, as the answer states it: how it came about is part of it
 _ASK_CHARS = 500  # a request is kept whole up to this, then cut at a word
 _FOLLOWUP_ASK_CHARS = 1000  # a continued session's later request: what is asked now, kept whole
 _LAST_OUTCOME_CHARS = 500  # the final state
@@ -258,10 +259,10 @@ def _attempts(note: _Note, language: str) -> None:
             items.append(line)
 
 
-def _block_line(note: _Note, text: str) -> tuple[str, list[str]]:
+def _block_line(note: _Note, text: str, limit: int = _ITEM_CHARS) -> tuple[str, list[str]]:
     """A labelled block as one line: its statements (no question, no plan), whole up to a limit."""
     parts = [s for s in sentences(text) or [text] if not (s.endswith(("?", "？")) or cues.is_intent(s))]
-    line = clip_sentences(parts, _ITEM_CHARS)
+    line = clip_sentences(parts, limit)
     return line, [p for p in parts if p in line]
 
 
@@ -284,7 +285,7 @@ def _cause_and_fix(note: _Note, final: tuple, evidence: Evidence) -> None:
     for role in (CAUSE, FIX):
         for block in final:
             if block.role == role:
-                line, parts = _block_line(note, block.text)
+                line, parts = _block_line(note, block.text, _CAUSE_CHARS if role == CAUSE else _ITEM_CHARS)
                 note.add(OUTCOME, line, parts)
 
 

@@ -40,22 +40,21 @@ class Block(NamedTuple):
 
 
 @lru_cache(maxsize=1)
-def _labels() -> dict[str, str]:
-    """Label (its words only, casefolded) → role, from every language's table."""
-    out: dict[str, str] = {}
-    for _, row in lexicon.every(TABLE):
-        if len(row) >= 2 and row[1] in ROLES:
-            out.setdefault(_norm(row[0]), row[1])
-    return out
-
-
-def _norm(label: str) -> str:
-    return _PUNCT.sub(" ", label.casefold()).strip()
+def _labels() -> lexicon.Matcher:
+    """Every language's label phrases → their role, in one matcher."""
+    return lexicon.Matcher({row[0]: row[1] for _, row in lexicon.every(TABLE) if len(row) >= 2 and row[1] in ROLES})
 
 
 def role_of(label: str) -> str | None:
-    """The role a label names ("Root cause" → cause), or None."""
-    return _labels().get(_norm(label))
+    """The role a label names: its longest phrase of the table ("What was not the cause" → failed, not cause;
+    "不是原因的" → failed), or None. A label is short; a sentence that only holds such a word is no label."""
+    text = _PUNCT.sub(" ", label).strip()
+    found = _labels().find(text) if len(text) <= _LABEL_CHARS else []
+    if not found:
+        return None
+    best = max(found, key=lambda f: f.end - f.start)
+    # Most of the label is the phrase: "Fix" and "The fix", not "Note on the fix of the login form".
+    return best.value if 2 * (best.end - best.start) >= len(text.replace(" ", "")) - 6 else None
 
 
 def _heading_role(line: str) -> tuple[bool, str | None]:
@@ -71,28 +70,26 @@ def read_blocks(text: str) -> tuple[Block, ...]:
     """The answer's blocks in order, each with its role."""
     out: list[Block] = []
     heading: str | None = None  # the role a heading gives what follows it, up to the next heading
-    listed: str | None = None  # the role a label alone on its line gives the list right under it
+    listed: str | None = None  # the role a label alone on its line gives the paragraph or list right under it
     for chunk in _chunks(text):
         is_heading, role = _heading_role(chunk)
         if is_heading:
             if _HEADING.match(chunk):
                 heading, listed = role, None
-            else:  # "**Next steps**" on its own line: a label for the list under it
+            else:  # "**Next steps**" on its own line: a label for what is right under it
                 listed = role
             continue
-        is_list = bool(_ITEM.match(chunk))
-        if not is_list:
-            listed = None
+        under, listed = listed, None
         for block in blocks(chunk):
             labelled = _LABELLED.match(block)
             own = role_of(labelled.group("label")) if labelled else None
             if own and not labelled.group("rest").strip():
-                listed = own  # "Next steps:" alone: the list under it
+                listed = own  # "Next steps:" alone: what is right under it
                 continue
             if own:
                 out.append(Block(own, block, labelled.group("rest").strip(), labelled.group("label").strip()))
             else:
-                out.append(Block(listed or heading, block, block, ""))
+                out.append(Block(under or heading, block, block, ""))
     return tuple(out)
 
 

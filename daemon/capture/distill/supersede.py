@@ -219,10 +219,13 @@ class _Reader:
         self.claims.append(claim)
 
     def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool, named: bool = False) -> None:
-        """Withdraw the claims `sentence` takes back; with `named`, only those it names (shared words, a path)."""
+        """Withdraw the claims `sentence` takes back: those it (or the sentence after it) names, when it names
+        any (shared words, a path); else its turn's claims. With `named`, only those it names."""
         window, targets = [], []
         for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
-            window = [c for c in self.claims if c.turn == reach and not (named and not names(sentence, c.text))]
+            window = [c for c in self.claims if c.turn == reach]
+            told = _named(f"{sentence} {following}", window)
+            window = told if told or named else window
             # The agent's own words never take back a fix the tools saw hold; a user's report (another
             # machine, a later run) may.
             targets = [c for c in window if (scope == ALL or c.falls_with_its_fix()) and (by_user or not self.held(c))]
@@ -275,10 +278,37 @@ def _claim_kind(sentence: str) -> str:
     return OBSERVATION
 
 
+# Hiragana bigrams are particles and endings, and so are a Korean word's last syllables (했습니다, 됐습니다):
+# content is in Han, katakana, Latin, and a Korean word's first two syllables.
+_KANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7af]{2,}")
+
+
+@per_session
+def _content(text: str) -> frozenset[str]:
+    found = {t for t in terms(text) if not (_KANA_ONLY.match(t) or _HANGUL.match(t))}
+    return frozenset(found | {w[:2] for w in _HANGUL_WORD.findall(text)})
+
+
+def _shared(sentence: str, claim: str) -> set[str]:
+    return set(_content(sentence) & _content(claim))
+
+
 def names(sentence: str, claim: str) -> bool:
     """A withdrawal that names this claim: a path or symbol of it, or two of its distinctive words."""
-    shared = terms(sentence) & terms(claim)
+    shared = _shared(sentence, claim)
     return any(re.search(r"[./_=()]", t) for t in shared) or len(shared) >= 2
+
+
+def _named(sentence: str, claims: list[_Claim]) -> list[_Claim]:
+    """The claims a withdrawal names, the one it names most first among equals: [] when it names none."""
+    told = [c for c in claims if names(sentence, c.text)]
+    if len(told) < 2:
+        return told
+    best = max(len(_shared(sentence, c.text)) for c in told)
+    # A claim sharing much less than the best one is only on the same subject.
+    return [c for c in told if 2 * len(_shared(sentence, c.text)) >= best]
 
 
 def _read_step(reader: _Reader, number: int, step: Entry) -> None:

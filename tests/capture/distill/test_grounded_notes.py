@@ -97,3 +97,23 @@ def test_a_label_covers_its_own_paragraph_and_a_label_alone_the_list_under_it():
     assert structured(answer)
     assert [b.role for b in read_blocks("修复：改用 retain。\n\n原因：循环借用了 self.items。")] == [FIX, CAUSE]
     assert not structured("Root cause: one sentence that happens to open with a label.")  # one label is a sentence
+
+
+def test_a_label_is_found_by_its_longest_phrase_and_a_bold_line_covers_the_paragraph_under_it():
+    answer = ("### 根本原因\nAllow() 在锁外写 l.hits。\n\n### 不是原因的\n原因不是 buckets map。\n\n"
+              "**원인**\n커밋 a41c9e2 에서 응답 형식이 바뀌었습니다.\n\n已修复：测试通过。")
+    assert [b.role for b in read_blocks(answer)] == [CAUSE, FAILED, CAUSE, OUTCOME]
+
+
+def test_a_withdrawal_takes_back_the_claim_it_names_not_the_one_before_it():
+    from daemon.capture.distill.base import Entry
+    from daemon.capture.distill.supersede import find_superseded
+    from daemon.capture.distill.turns import split_turns
+
+    said = ["fastkml-schema が pydantic<2 を固定しています。geoharvest 側の下限を緩めて pydantic を <2 に下げれば解決するはずです。",
+            "さっきの推測は間違いでした。pydantic を <2 に下げる案は撤回します。"]
+    turns = split_turns([Entry("user", "text", text="pip install が失敗します"),
+                         *[Entry("assistant", "text", text=t) for t in said]])
+    found = find_superseded(turns, "ja")
+    withdrawn = [c for a in found.attempts for c in a.claims]
+    assert any("下げれば" in c for c in withdrawn) and not any(c.startswith("fastkml-schema が") for c in withdrawn)
