@@ -228,6 +228,8 @@ def gather(turns: list) -> Evidence:  # list[Turn]: turns.py imports nothing fro
             if name in COMMAND_TOOLS and isinstance(command, str) and command.strip():
                 check = check_of(command)
                 failed, printed, error = verdict(step) if check else (None, "", "")
+                if not check and not reads_only(command) and step.exit in (0, 1):
+                    failed = False  # a search: its exit 1 is "nothing found", its lines are what it found
                 evidence.runs.append(Run(at, number, command.strip(), check, failed, printed, error, step.exit))
                 evidence._by_entry[id(step)] = evidence.runs[-1]
     return evidence

@@ -29,7 +29,7 @@ from daemon.capture.distill.supersede import (
     retraction_scope,
     user_retraction_scope,
 )
-from daemon.capture.distill.touched import Touched, reads_only
+from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
@@ -124,7 +124,7 @@ def _outcome_line(note: _Note, turn: Turn, limit: int) -> tuple[str, list[str]]:
     return line, [s for s in results if s in line]
 
 
-def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
+def _outcomes(note: _Note, turns: list[Turn], lead: Turn | None = None) -> list[str]:
     """The last turn's result first (where the session ended), then the earlier turns' that still stand.
 
     Returns the conclusions' sentences the lines left out.
@@ -146,7 +146,9 @@ def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
             lines[number] = line
         rest += [s for s in sentences(turn.conclusion) if s not in kept]
     order = sorted(lines)
-    note.sections[OUTCOME] = [lines[n] for n in order[-1:] + order[:-1]]
+    # Where the session ended leads: the last turn's result, or the final answer's when only a "thanks" followed.
+    first = next((n for n in order if concluded[n] is lead), order[-1] if order else None)
+    note.sections[OUTCOME] = [lines[n] for n in [first, *(n for n in order if n != first)] if n is not None]
     return rest
 
 
@@ -238,10 +240,8 @@ def _tool_problems(note: _Note, tools: list[Entry], evidence: Evidence) -> None:
     errors: set[str] = set()
     for tool in tools:
         run = evidence.run_of(tool)
-        if run is not None and run.check and not evidence.is_problem(run):
-            continue  # exit 0 (a grep that found lines), a passing tally, or a check meant to fail
-        if run is not None and not run.check and tool.exit == 0 and not reads_only(str(tool.input.get("command", ""))):
-            continue  # a search that found lines: they are what it looked for
+        if run is not None and (run.failed is False or (run.check and not evidence.is_problem(run))):
+            continue  # exit 0, a passing tally, a search that found lines, or a check meant to fail
         line = failing_line(tool)
         error = re.split(r"` (?:failed|shows): ", line, maxsplit=1)[-1]
         if not line or error in errors or listed >= _FAILING_COMMANDS:
@@ -264,6 +264,17 @@ def _block_line(note: _Note, text: str, limit: int = _ITEM_CHARS) -> tuple[str, 
     parts = [s for s in sentences(text) or [text] if not (s.endswith(("?", "？")) or cues.is_intent(s))]
     line = clip_sentences(parts, limit)
     return line, [p for p in parts if p in line]
+
+
+def _final_answer(turns: list[Turn]) -> tuple[Turn | None, tuple]:
+    """The turn of the session's structured final answer and its blocks: the last turn's, or the last one
+    before turns that did nothing more (a "thanks" and its reply). (None, ()) when it has no structure."""
+    for turn in reversed(turns):
+        if structured(turn.conclusion):
+            return turn, read_blocks(turn.conclusion)
+        if turn.tools:
+            break
+    return None, ()
 
 
 def _next_steps(note: _Note, final: tuple) -> None:
@@ -345,10 +356,10 @@ class ExtractiveDistiller:
         evidence = gather(turns)
         note = _Note(find_superseded(turns, language, evidence))
         asked_rest = _worked_on(note, transcript.session.title, turns)
-        final = read_blocks(turns[-1].conclusion) if turns and structured(turns[-1].conclusion) else ()
+        lead, final = _final_answer(turns)
         _next_steps(note, final)
         _followups(note, turns)
-        rest = _outcomes(note, turns)
+        rest = _outcomes(note, turns, lead)
         _cause_and_fix(note, final, evidence)
         ruled_out = _ruled_out(note, final)
         note.used |= note.superseded.retractions  # stated by the failed attempt that quotes it

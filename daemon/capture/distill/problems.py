@@ -40,6 +40,8 @@ _WRAPPER = re.compile(
     r"|^npm (?:ERR!|error) (?:code|errno)\b|^npm (?:ERR!|error)\s*$|^error: command .* failed|exited with (?:code|status)"
     r"|^error: Recipe .* failed|^FAILED: \S+$|^ninja: build stopped"
 )
+_PIP_CONFLICT = "The conflict is caused by:"
+_MESSAGE = re.compile(r"^[\w.]+: \S")  # "KeyError: 'customer_id'", not a bare "asyncio.exceptions.TimeoutError"
 _NOTE = re.compile(r"^= (?:note|help): ")  # rustc's notes under a diagnostic
 # A Python traceback's frame: the line under it is the frame's source, quoted, never the error.
 _PY_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
@@ -54,12 +56,49 @@ def _clean(line: str) -> str:
     return " ".join(_NOTE.sub("", _FRAME.sub("", line)).split())
 
 
+def _exception(lines: list[str]) -> str:
+    """The exception a Python traceback ends with: the first line after its frames that is not indented."""
+    for number, line in enumerate(lines):
+        if line.strip().startswith("Traceback (most recent call last)"):
+            for after in lines[number + 1 :]:
+                if after.strip() and not after[:1].isspace():
+                    return _clean(after)
+    return ""
+
+
+def _conflict(lines: list[str]) -> str:
+    """What pip's resolver says a conflict is caused by: the requirements it lists that are not the user's own."""
+    for number, line in enumerate(lines):
+        if line.strip() == _PIP_CONFLICT:
+            causes = []
+            for after in lines[number + 1 :]:
+                if not after[:1].isspace():
+                    break
+                if not after.strip().startswith("The user requested"):
+                    causes.append(_clean(after))
+            return "; ".join(causes[:2])
+    return ""
+
+
 def first_error_line(output: str) -> str:
     """The first line of `output` that reports an error, else the first that says something failed, else "".
 
     A wrapper's line ("linking with `cc` failed", "npm ERR! code ERESOLVE", "make: *** Error 2") gives way to
-    the first error after it that says what went wrong.
+    the first error after it that says what went wrong. A traceback's exception is the error its test
+    runner's header ("ERROR: test_x") announced; pip's resolver error carries what caused the conflict.
     """
+    found = _first_error_line(output)
+    if not found:
+        return ""
+    lines = output.splitlines()
+    exception = _exception(lines) if "Traceback (most recent call last)" in output else ""
+    if exception and _STRONG.found(exception) and _MESSAGE.search(exception):  # a bare name says less
+        return exception
+    conflict = _conflict(lines) if _PIP_CONFLICT in output else ""
+    return f"{found} — {conflict}" if conflict and conflict not in found else found
+
+
+def _first_error_line(output: str) -> str:
     folded = fold(output)
     if not _ERROR_WORDS(folded):
         return ""

@@ -22,7 +22,7 @@ from daemon.capture.distill.followups import terms
 from daemon.capture.distill.memo import per_session
 from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line
-from daemon.capture.distill.structure import FAILED, role_by_sentence, structured
+from daemon.capture.distill.structure import FAILED, read_blocks, role_by_sentence, structured
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
 # How a failed attempt opens under Problems & Fixes, per language of the session.
@@ -194,15 +194,12 @@ class _Reader:
     evidence: Evidence = field(default_factory=Evidence)
 
     def held(self, claim: _Claim) -> bool:
-        """The tools say this fix or result stood: the next check after it passed (or, with none after it,
-        the session ended with every check passing)."""
-        if claim.kind != ACTION:
+        """The tools say this fix or result stands, now: the last check before this point passed, after the
+        claim, and nothing was edited since. "Still fails" said then is about something else."""
+        runs = [r for r in self.evidence.runs if r.check and r.failed is not None and r.at < self.at]
+        if claim.kind != ACTION or not runs or runs[-1].failed or runs[-1].at < claim.at:
             return False
-        after = self.evidence.failed_after(claim.at)
-        if after is not None:
-            return not after
-        before = [r for r in self.evidence.runs if r.check and r.failed is not None and r.at < claim.at]
-        return bool(before) and before[-1].failed is False and self.evidence.outcome()[0] in ("fixed", "changed")
+        return not any(runs[-1].at < e.at < self.at for e in self.evidence.edits)
 
     def claim(self, claim: _Claim) -> None:
         if claim.finding:
@@ -218,17 +215,19 @@ class _Reader:
             self.doubted = []
         self.claims.append(claim)
 
-    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool, named: bool = False) -> None:
+    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool, named: bool = False,
+                before: int | None = None) -> None:
         """Withdraw the claims `sentence` takes back: those it (or the sentence after it) names, when it names
-        any (shared words, a path); else its turn's claims. With `named`, only those it names."""
+        any (shared words, a path); else its turn's claims. With `named`, only those it names; with `before`,
+        only claims made before that position (a labelled block never withdraws its own answer)."""
         window, targets = [], []
         for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
-            window = [c for c in self.claims if c.turn == reach]
+            window = [c for c in self.claims if c.turn == reach and (before is None or c.at < before)]
             told = _named(f"{sentence} {following}", window)
-            window = told if told or named else window
-            # The agent's own words never take back a fix the tools saw hold; a user's report (another
-            # machine, a later run) may.
-            targets = [c for c in window if (scope == ALL or c.falls_with_its_fix()) and (by_user or not self.held(c))]
+            # Unnamed, the agent's own words never take back a fix the tools saw hold; a user's report
+            # (another machine, a later run) or a withdrawal that names the claim may.
+            window = told if told or named else [c for c in window if by_user or not self.held(c)]
+            targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
             if targets:
                 break
         if not states_finding(sentence):
@@ -314,6 +313,9 @@ def _named(sentence: str, claims: list[_Claim]) -> list[_Claim]:
 def _read_step(reader: _Reader, number: int, step: Entry) -> None:
     reader.at += 1
     if step.kind == "tool":
+        run = reader.evidence.run_of(step)
+        if run is not None and (run.failed is False or (run.check and not reader.evidence.is_problem(run))):
+            return  # the tools say it did not fail: a grep that found lines, a check meant to fail
         line = failing_line(step)
         if line:
             reader.errors.append((reader.at, line))
@@ -322,9 +324,13 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
     # In an answer with its own structure, a labelled block speaks for itself: a withdrawal in it
     # takes back only what it names, and a "what did not work" block is no claim.
     roles = role_by_sentence(step.text) if structured(step.text) else {}
+    # A "what did not work" block names what failed in its first sentence; the rest says why.
+    naming = {sentences(b.text)[0] for b in read_blocks(step.text) if b.role == FAILED and sentences(b.text)} if roles else set()
     for index, sentence in enumerate(parts):
         role = roles.get(sentence)
-        if role == FAILED:  # it rules out what it names, in its own words; the note keeps it as it stands
+        if role == FAILED:  # it rules out what its first sentence names (not the answer's own claims)
+            if sentence in naming:
+                reader.retract(number, sentence, ALL, "", by_user=False, named=True, before=reader.at)
             continue
         scope = retraction_scope(sentence)
         if scope:
