@@ -174,6 +174,8 @@ def build_entries(rows: SessionRows, limits: Limits) -> tuple[list[Entry], list[
             continue
         if ptype == "text":
             text = data.get("text")
+            if role == "user" and isinstance(text, str):
+                text = jsonrow.unquote_prompt(text.strip())  # OpenCode 1.x and 2 store `run "…"` as a JSON literal
             if isinstance(text, str) and text.strip() and not data.get("ignored"):
                 entries.append(Entry(role, "text", text=scrub_clip(text.strip(), limits.part_text, 0.3)))
         elif ptype == "reasoning":

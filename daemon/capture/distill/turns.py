@@ -52,7 +52,7 @@ def split_turns(entries: tuple[Entry, ...] | list[Entry]) -> list[Turn]:
             if current is None or current.said or current.tools:
                 current = Turn()
                 turns.append(current)
-            current.asked.append(entry.text.strip().strip('"'))
+            current.asked.append(entry.text.strip())
             continue
         if current is None:
             current = Turn()
