@@ -151,6 +151,35 @@ class Evidence:
         return None
 
 
+_REPORT_LINES = 40  # a long session's report keeps its first and last runs
+
+
+def report(evidence: Evidence) -> str:
+    """What the tools recorded, one line a check run or a group of edits, in order, then how it ended:
+    for a model's prompt, in the tools' own terms (commands, exit status, tallies, error lines)."""
+    events = sorted([(r.at, "run", r) for r in evidence.runs if r.check]
+                    + [(e.at, "edit", e) for e in evidence.edits], key=lambda item: item[0])
+    lines: list[str] = []
+    for _, kind, item in events:
+        if kind == "edit":
+            name = item.path.rsplit("/", 1)[-1] or "?"
+            if lines and lines[-1].startswith("edited "):
+                if name not in lines[-1][len("edited ") :].split(", "):
+                    lines[-1] += f", {name}"
+            else:
+                lines.append(f"edited {name}")
+        else:
+            verdict = "failed" if item.failed else "passed" if item.failed is False else "ran"
+            meant = " (meant to fail)" if evidence.expected_failure(item) else ""
+            lines.append(f"{item.stated()} [{verdict}{meant}]")
+    if len(lines) > _REPORT_LINES:
+        lines = [*lines[: _REPORT_LINES // 2], "…", *lines[-_REPORT_LINES // 2 :]]
+    outcome, proof = evidence.outcome()
+    if outcome:
+        lines.append(f"ended: {outcome}" + (f", shown by {proof.stated()}" if proof is not None else ""))
+    return "\n".join(lines)
+
+
 def _segments(command: str) -> list[str]:
     return [s.strip() for s in re.split(r"&&|\|\||;|\n", command) if s.strip()]
 
