@@ -37,6 +37,7 @@ CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", 
 FIXED, UNRESOLVED, CHANGED = "fixed", "unresolved", "changed"
 # Programs that look for text or files: their exit 1 means "nothing found", their lines are matches.
 _SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "which", "ls", "tree"})
+_REDIRECT = re.compile(r"\s\d?>>?&?\s*\S+")  # `2>&1`, `>/dev/null`: where output goes, not what runs
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 # Test runners' tallies, as they print them.
 _TALLIES = (
@@ -107,6 +108,13 @@ class Evidence:
         last_edit = self.edits[-1].at
         return run.at > last_edit and not self.after(run) and any(
             r.failed is False and r.check and r.check != run.check and r.at > last_edit for r in self.runs)
+
+    def failed_unchanged(self, run: Run) -> bool:
+        """A failed re-run of a check that failed before it with no edit in between (`pip install` after
+        `pip install -U pip`): the same problem, run again."""
+        before = [r for r in self.runs if r.check == run.check and r.at < run.at and run.check]
+        return bool(run.failed and before and before[-1].failed
+                    and not any(before[-1].at < e.at < run.at for e in self.edits))
 
     def is_problem(self, run: Run) -> bool:
         """A real failure: the tool said it failed, and it was no check meant to fail."""
@@ -200,7 +208,7 @@ def check_of(command: str) -> str:
     segments = [s for s in _segments(command) if _program(s) not in ("cd", "export", "source", ".", "echo")]
     if not segments:
         return ""
-    last = segments[-1].split("|", 1)[0].strip()
+    last = _REDIRECT.sub(" ", segments[-1].split("|", 1)[0]).strip()
     program = _program(last)
     if not program or program in _SEARCHES or (program == "git" and re.match(r"\s*git\s+(?:grep|log|status|diff|show)\b", last)):
         return ""

@@ -242,6 +242,8 @@ def _tool_problems(note: _Note, tools: list[Entry], evidence: Evidence) -> None:
         run = evidence.run_of(tool)
         if run is not None and (run.failed is False or (run.check and not evidence.is_problem(run))):
             continue  # exit 0, a passing tally, a search that found lines, or a check meant to fail
+        if run is not None and evidence.failed_unchanged(run):
+            continue  # the same check failing again with nothing edited since: no new problem
         line = failing_line(tool)
         error = re.split(r"` (?:failed|shows): ", line, maxsplit=1)[-1]
         if not line or error in errors or listed >= _FAILING_COMMANDS:

@@ -73,12 +73,39 @@ def _change_words() -> lexicon.Matcher:
     return lexicon.Matcher({row[0]: True for _, row in lexicon.every("distill_requirement_change")})
 
 
+def _written(turn: Turn) -> list[str]:
+    """The text a turn's edits and writes put into files."""
+    out = []
+    for tool in turn.tools:
+        if tool.tool in ("edit", "write", "multiedit") and tool.status != "error":
+            text = tool.input.get("newString") or tool.input.get("content") or ""
+            if isinstance(text, str) and text.strip():
+                out.append(text)
+    return out
+
+
+def _rewrites(earlier: Turn, later: Turn) -> bool:
+    """The later turn replaced text the earlier one wrote (an edit's old text lies in what it put there)."""
+    written = _written(earlier)
+    for tool in later.tools:
+        old = tool.input.get("oldString") if tool.tool in ("edit", "multiedit") and tool.status != "error" else None
+        if isinstance(old, str) and len(old.strip()) >= 8 and any(old.strip() in w for w in written):
+            return True
+    return False
+
+
 def replaced_later(result: str, turn: Turn, later: list[Turn]) -> bool:
-    """True when a later request changed what `turn` delivered (`result`): the earlier result no longer stands."""
+    """True when a later request changed what `turn` delivered (`result`): the earlier result no longer stands.
+
+    Either the request says so next to something the result states, or the later turn rewrote what this
+    one wrote while its request speaks of what the result states (two of its words).
+    """
     _, changed = _turn_terms(turn)
     stated = terms(result)
     for other in later:
         asked = " ".join(other.asked)
+        if asked and len(stated & terms(asked)) >= 2 and _rewrites(turn, other):
+            return True
         # What the change is about stands next to its wording: "not CSV", "instead of CSV", "CSV 대신".
         near = " ".join(asked[max(0, f.start - _NEAR) : f.end + _NEAR] for f in _change_words().find(asked))
         if not near:

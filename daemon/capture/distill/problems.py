@@ -41,6 +41,8 @@ _WRAPPER = re.compile(
     r"|^error: Recipe .* failed|^FAILED: \S+$|^ninja: build stopped"
 )
 _PIP_CONFLICT = "The conflict is caused by:"
+_CLIPPED = re.compile(r" …\[\d+ chars omitted\]… ")  # transcript.clip's marker
+_CUT = "\x00\n\x00"  # where a clip cut two lines short: neither is an error line
 _MESSAGE = re.compile(r"^[\w.]+: \S")  # "KeyError: 'customer_id'", not a bare "asyncio.exceptions.TimeoutError"
 _NOTE = re.compile(r"^= (?:note|help): ")  # rustc's notes under a diagnostic
 # A Python traceback's frame: the line under it is the frame's source, quoted, never the error.
@@ -87,6 +89,7 @@ def first_error_line(output: str) -> str:
     the first error after it that says what went wrong. A traceback's exception is the error its test
     runner's header ("ERROR: test_x") announced; pip's resolver error carries what caused the conflict.
     """
+    output = _CLIPPED.sub(_CUT, output)  # the two sides of a clip are two lines, never one, and both cut short
     found = _first_error_line(output)
     if not found:
         return ""
@@ -110,7 +113,7 @@ def _first_error_line(output: str) -> str:
         if quoted or not _ERROR_WORDS(folded_line):
             continue
         line = _clean(raw).rstrip(":")
-        if len(line) < 4 or _NOT_AN_ERROR.search(line):
+        if len(line) < 4 or _NOT_AN_ERROR.search(line) or "\x00" in raw:
             continue
         if _STRONG.found(line):
             if not _WRAPPER.search(line):

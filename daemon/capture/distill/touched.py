@@ -18,6 +18,8 @@ FILE_KEYS = ("filePath", "path", "file")
 _READ_TOOLS = {"read", "view", "list", "ls"}
 _EDIT_TOOLS = {"edit", "multiedit", "patch", "apply_patch"}
 _WRITE_TOOLS = {"write", "create"}
+# Commands that only look around the working tree, alone on their line.
+_LOOKS_AROUND = re.compile(r"^(?:git (?:status|diff|log|show|branch|remote -v)(?: [^;&|]*)?|ls(?: [^;&|]*)?|pwd|tree(?: [^;&|]*)?)$")
 _READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
 _SHELL_META = re.compile(r"[|;&<>`$(){}]")
 _MEMORY_PARTS = (".memory",)
@@ -180,6 +182,8 @@ class Touched:
         for target in redirect_targets(command):
             if not target.startswith("/dev/"):
                 self.touch(target, "written")  # `cat > new.py <<EOF`, `echo x >> .env`
+        if _LOOKS_AROUND.match(command.strip()):
+            return  # `git status`, `git diff --stat`, `ls`: a look around, not the session's work
         self.commands.append(f"`{_short(command, 160)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
