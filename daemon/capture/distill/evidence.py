@@ -68,7 +68,9 @@ class Run:
 
     def stated(self) -> str:
         """"`cmd` → 13 passed" / "`cmd` → exit 1: error": the run in the tool's own terms, in no language."""
-        command = self.command if len(self.command) <= 100 else self.command[:99] + "…"
+        # A long chain or loop is shown by the check it re-ran (`for i in 1 2 3; do npm test; done` → `npm test`).
+        command = self.command if len(self.command) <= 60 or not self.check else self.check
+        command = command if len(command) <= 100 else command[:99] + "…"
         shown = self.tally or (f"exit {self.exit}" if self.exit is not None else "")
         if self.failed and self.error and self.error not in shown:
             shown = f"{shown}: {self.error[:200]}" if shown else self.error[:200]

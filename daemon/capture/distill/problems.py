@@ -16,6 +16,7 @@ from daemon.capture.distill.memo import per_entry
 from daemon.capture.distill.prefilter import any_word, fold, prefiltered
 from daemon.capture.distill.touched import reads_only
 
+_ERROR_CHARS = 200  # an error line, whole as a tool prints one; a longer one is a dump
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
 _STRONG = prefiltered(
     r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
@@ -33,6 +34,7 @@ _ERROR_WORDS = any_word(_STRONG, _WEAK)
 _NOT_AN_ERROR = re.compile(
     r"(?i)^(?:traceback \(most recent call last\)|file \".*\", line \d+|warning:|-- )|\b(?:0|no) (?:errors?|failures?)\b"
     r"|^\s*(?:tests?|test files)\s+\d+ failed|^\d+ (?:failed|passed)\b"
+    r"|;\s*//"  # a source line echoed with its comment (node's "throw er; // Unhandled 'error' event")
 )
 # Errors that only say a tool gave up; the line that says why comes after them.
 _WRAPPER = re.compile(
@@ -139,7 +141,7 @@ def failing_line(tool: Entry) -> str:
         target = command or next((tool.input[k] for k in file_keys if k in tool.input), "")
         error = first_error_line(tool.error) or _clean(tool.error.splitlines()[0] if tool.error else "")
         label = f"`{_short(str(target), 100)}`" if command else f"`{tool.tool}` {_short(str(target), 100)}".rstrip()
-        return f"{label} failed: {_short(error, 240)}" if error else f"{label} failed"
+        return f"{label} failed: {_short(error, _ERROR_CHARS)}" if error else f"{label} failed"
     if tool.tool.lower() not in COMMAND_TOOLS or not isinstance(command, str):
         return ""
     error = first_error_line(tool.output or "")
@@ -147,7 +149,7 @@ def failing_line(tool: Entry) -> str:
         return ""
     # `cat app.log` did not fail: the file it shows holds the error.
     verb = "shows" if reads_only(command) else "failed"
-    return f"`{_short(command, 100)}` {verb}: {_short(error, 240)}"
+    return f"`{_short(command, 100)}` {verb}: {_short(error, _ERROR_CHARS)}"
 
 
 def output_lines(tools: list[Entry]) -> set[str]:
