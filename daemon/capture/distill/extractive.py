@@ -102,7 +102,7 @@ def _is_result(sentence: str) -> bool:
     labelled = cues.label_of(sentence)
     if labelled and labelled[0] != cues.FIX:
         return False
-    return not (sentence.endswith("?") or sentence.endswith("？") or cues.NARRATION.match(sentence)) and not (
+    return not (sentence.endswith("?") or sentence.endswith("？") or cues.narrates(sentence)) and not (
         labelled is None and cues.has_cue(sentence, cues.FOLLOWUP)
     )
 

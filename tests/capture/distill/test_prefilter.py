@@ -44,7 +44,7 @@ POOL = _pool()
 
 
 def test_the_distillers_regexes_are_prefiltered() -> None:
-    assert len(INSTANCES) >= 20
+    assert len(INSTANCES) >= 8  # the cue tables of cues.py are lexicon data now (daemon/lexicon/*/distill_*.tsv)
     assert all(p.words for _, p in INSTANCES), "a pattern without necessary words is never spared"
 
 
@@ -120,7 +120,7 @@ def test_a_memory_label_is_looked_for_as_before() -> None:
         text = "".join(rng.choice(["*", "**", " ", "\n", "\u2028", "\x1c", "a", "rule", "# h", "ru le"]) for _ in range(12))
         assert "".join(text.replace("**", "").split()) == squeeze.sub("", text), repr(text)
     for text in POOL:
-        expected = bool(cues._MEMORY_LABEL_WORD.pattern.search(squeeze.sub("", cues._HEADING.sub("", text))))
+        expected = cues._MEMORY_LABEL_WORD.found(squeeze.sub("", cues._HEADING.sub("", text)))
         assert cues.may_hold_memory_label(text) is expected, text
 
 
