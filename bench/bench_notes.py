@@ -158,6 +158,11 @@ def session_text(db: Path, session_id: str) -> SessionText:
     import sqlite3
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'session_v2'").fetchone():  # OpenCode 2's tables
+        try:
+            return _session_text_v2(conn, session_id)
+        finally:
+            conn.close()
     try:
         rows = conn.execute(
             "SELECT m.data, p.data FROM part p JOIN message m ON m.id = p.message_id"
@@ -177,6 +182,27 @@ def session_text(db: Path, session_id: str) -> SessionText:
             if part.get("tool") in ("bash", "shell"):
                 found.outputs.append(output)
             elif part.get("tool") in ("read", "view"):
+                found.sources.append(output)
+    return found
+
+
+def _session_text_v2(conn, session_id: str) -> SessionText:  # noqa: ANN001 - sqlite3.Connection
+    """SessionText of an OpenCode 2 session: its `session_message` rows in `seq` order."""
+    from daemon.opencode.jsonrow import unquote_prompt
+
+    found = SessionText()
+    for kind, data in conn.execute("SELECT type, data FROM session_message WHERE session_id = ? ORDER BY seq", (session_id,)):
+        row = json.loads(data)
+        if kind == "user" and str(row.get("text", "")).strip():
+            found.prompts.append(unquote_prompt(row["text"].strip()))
+        for item in row.get("content", []) if kind == "assistant" else []:
+            if item.get("type") != "tool":
+                continue
+            found.tools += 1
+            output = "\n".join(c.get("text", "") for c in item.get("state", {}).get("content", []) if isinstance(c, dict))
+            if item.get("name") in ("shell", "bash"):
+                found.outputs.append(output)
+            elif item.get("name") in ("read", "view"):
                 found.sources.append(output)
     return found
 
@@ -344,15 +370,17 @@ def report(groups: list[tuple[str, Score, bool]]) -> None:
                 print(f"  [{name}] {title}: {item}")
 
 
-def _data_corpora(where: Path, built: Path) -> list[Path]:
-    """The labelled sets of a folder (or one file) as built corpora: a real OpenCode 1.18 database each."""
+def _data_corpora(where: Path, built: Path, v2: bool = False) -> list[Path]:
+    """The labelled sets of a folder (or one file) as built corpora: a real OpenCode 1.18 database each
+    (with `v2`, the database OpenCode 2.0.15 writes)."""
     from tests.capture.corpora import build_corpus
     from tests.capture.notes_set import load_set, set_files
+    from tests.capture.notes_set_v2 import write_v2_corpus
 
     out = []
     for number, path in enumerate(set_files(where)):
         name, scenarios = load_set(path)
-        out.append(build_corpus(built, f"set{number}-{name}", scenarios))
+        out.append((write_v2_corpus if v2 else build_corpus)(built, f"set{number}-{name}", scenarios))
     return out
 
 
@@ -363,6 +391,7 @@ def main() -> None:
     parser.add_argument("--multiturn", action="store_true", help="also score the multi-turn corpora")
     parser.add_argument("--data", type=Path, action="append", default=[], help="a labelled JSON set, or a folder of them")
     parser.add_argument("--aggregate-only", action="store_true", help="print no item behind a --data figure")
+    parser.add_argument("--opencode2", action="store_true", help="also build each --data set as an OpenCode 2.0 database")
     parser.add_argument("--show", action="store_true", help="print every note (never for aggregate-only sets)")
     args = parser.parse_args()
     from daemon.logs import setup_logging
@@ -387,10 +416,11 @@ def main() -> None:
             groups.append(("corpora", score, False))
         for number, where in enumerate(args.data):
             hidden = args.aggregate_only or "validation" in where.resolve().parts
-            score = Score()
-            for corpus in _data_corpora(where, Path(built) / f"data{number}"):
-                score_corpus(corpus, score, args.show and not hidden)
-            groups.append((where.name.removesuffix(".json"), score, hidden))
+            for v2 in (False, True) if args.opencode2 else (False,):
+                score = Score()
+                for corpus in _data_corpora(where, Path(built) / f"data{number}{'v2' if v2 else ''}", v2):
+                    score_corpus(corpus, score, args.show and not hidden)
+                groups.append((where.name.removesuffix(".json") + (" (2.0)" if v2 else ""), score, hidden))
     report(groups)
 
 

@@ -117,3 +117,21 @@ def test_a_withdrawal_takes_back_the_claim_it_names_not_the_one_before_it():
     found = find_superseded(turns, "ja")
     withdrawn = [c for a in found.attempts for c in a.claims]
     assert any("下げれば" in c for c in withdrawn) and not any(c.startswith("fastkml-schema が") for c in withdrawn)
+
+
+def test_the_same_sessions_written_by_opencode_2_give_the_same_notes(notes, tmp_path, monkeypatch):
+    """OpenCode 2 stores the prompt as a JSON literal and the exit status in the tool's metadata: both reach the
+    distiller, so each note reads as its 1.18 twin (ids and times aside)."""
+    from tests.capture.notes_set_v2 import write_v2_corpus
+
+    for key, value in (("HOME", tmp_path), ("XDG_CONFIG_HOME", tmp_path / "config"),
+                       ("XDG_STATE_HOME", tmp_path / "state"), ("XDG_DATA_HOME", tmp_path / "data")):
+        monkeypatch.setenv(key, str(value))
+    name, scenarios = load_set(TRAINING)
+    corpus = write_v2_corpus(tmp_path / "corpora", name, scenarios)
+    sessions = json.loads((corpus / "sessions.json").read_text())
+    report = distill_once(corpus / "opencode.db")
+    for scenario, (_, post) in notes.items():
+        twin = frontmatter.loads(Path(report.notes[sessions[scenario]["session"]]).read_text())
+        assert twin["description"] == post["description"], scenario
+        assert twin.content.split("## ", 1)[1] == post.content.split("## ", 1)[1], scenario
