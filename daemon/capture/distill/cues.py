@@ -29,14 +29,20 @@ class _Table:
         self._words = lexicon.Matcher({p: v for p, v in values.items() if _SPACED.search(p)})
         self._anywhere = lexicon.Matcher({p: v for p, v in values.items() if not _SPACED.search(p)}, boundary=False)
 
-    def find(self, text: str) -> list[lexicon.Found]:
-        return self._words.find(text) + self._anywhere.find(text)
+    def find(self, text: str) -> tuple[lexicon.Found, ...]:
+        return _found(self, text)
 
     def found(self, text: str) -> bool:
-        return self._words.found(text) or self._anywhere.found(text)
+        return bool(_found(self, text))
 
     def values(self, text: str) -> set:
-        return {f.value for f in self.find(text)}
+        return {f.value for f in _found(self, text)}
+
+
+@per_session
+def _found(table: _Table, text: str) -> tuple[lexicon.Found, ...]:
+    """A sentence is asked about the same table from several angles: looked up once a session."""
+    return (*table._words.find(text), *table._anywhere.find(text))
 
 
 def _labels() -> dict[str, list[str]]:

@@ -195,10 +195,12 @@ def _segments(command: str) -> list[str]:
 
 
 def _program(segment: str) -> str:
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        words = segment.split()
+    words = segment.split()
+    if any(q in segment for q in "'\"\\"):  # only quoting needs the shell's own reading
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            pass
     words = [w for w in words if not _ENV.match(w)]
     return words[0].rsplit("/", 1)[-1] if words else ""
 

@@ -38,18 +38,23 @@ def terms(text: str) -> set[str]:
     return {t for t in found if t}
 
 
-def _turn_terms(turn: Turn) -> tuple[set[str], set[str]]:
-    """(words of what the turn asked and said, paths it edited or created)."""
-    words: set[str] = set()
-    for text in [*turn.asked, *turn.said]:
-        words |= terms(text)
+def _changed(turn: Turn) -> set[str]:
+    """The paths a turn edited or created (each also by its file name), lower-cased."""
     changed: set[str] = set()
     for tool in turn.tools:
         if tool.tool in ("edit", "write", "multiedit", "patch", "apply_patch") and tool.status != "error":
             path = str(tool.input.get("filePath") or tool.input.get("path") or "")
             if path:
                 changed |= {path.lower(), path.rsplit("/", 1)[-1].lower()}
-    return words, changed
+    return changed
+
+
+def _turn_terms(turn: Turn) -> tuple[set[str], set[str]]:
+    """(words of what the turn asked and said, paths it edited or created)."""
+    words: set[str] = set()
+    for text in [*turn.asked, *turn.said]:
+        words |= terms(text)
+    return words, _changed(turn)
 
 
 def done_later(followup: str, later: list[Turn]) -> bool:
@@ -100,7 +105,7 @@ def replaced_later(result: str, turn: Turn, later: list[Turn]) -> bool:
     Either the request says so next to something the result states, or the later turn rewrote what this
     one wrote while its request speaks of what the result states (two of its words).
     """
-    _, changed = _turn_terms(turn)
+    changed = _changed(turn)
     stated = terms(result)
     for other in later:
         asked = " ".join(other.asked)
@@ -110,7 +115,6 @@ def replaced_later(result: str, turn: Turn, later: list[Turn]) -> bool:
         near = " ".join(asked[max(0, f.start - _NEAR) : f.end + _NEAR] for f in _change_words().find(asked))
         if not near:
             continue
-        _, changed_later = _turn_terms(other)
-        if changed & changed_later and stated & terms(near):
+        if changed & _changed(other) and stated & terms(near):
             return True
     return False
