@@ -1,9 +1,13 @@
 """The default distiller: no model, no network. It picks facts out of the transcript.
 
-The session is read as turns (a user request and what answered it). Outcome is the
-conclusion of every turn, so a continued session keeps what it did earlier. Every other
-sentence is sorted by its label or cue (cues.py, several languages) into one section:
-each statement appears once in the note. Files are paths with what happened to them.
+The session is read as turns (a user request and what answered it). What the tools
+recorded comes first (evidence.py: exit status, tallies, the re-run after each edit),
+then the final answer's own structure (structure.py: its outcome, cause, fix, what did
+not work, next steps), then cue words. Outcome is the conclusion of every turn, so a
+continued session keeps what it did earlier; a structured final answer puts the check
+that shows it, its cause and its fix under it. Every other sentence is sorted by its
+label or cue (cues.py, the lexicon's tables) into one section: each statement appears
+once in the note. Files are paths with what happened to them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from daemon.capture.distill.evidence import FIXED, UNRESOLVED, Evidence, gather
 from daemon.capture.distill.followups import done_later, replaced_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.memo import one_session
-from daemon.capture.distill.structure import CAUSE, FAILED, FIX, NEXT, OUTCOME as LEAD, read_blocks, role_by_sentence, structured
+from daemon.capture.distill.structure import CAUSE, FAILED, FIX, NEXT, read_blocks, role_by_sentence, structured
+from daemon.capture.distill.structure import OUTCOME as LEAD
 from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
@@ -261,7 +266,7 @@ def _attempts(note: _Note, language: str) -> None:
             items.append(line)
 
 
-def _block_line(note: _Note, text: str, limit: int = _ITEM_CHARS) -> tuple[str, list[str]]:
+def _block_line(text: str, limit: int = _ITEM_CHARS) -> tuple[str, list[str]]:
     """A labelled block as one line: its statements (no question, no plan), whole up to a limit."""
     parts = [s for s in sentences(text) or [text] if not (s.endswith(("?", "？")) or cues.is_intent(s))]
     line = clip_sentences(parts, limit)
@@ -283,7 +288,7 @@ def _next_steps(note: _Note, final: tuple) -> None:
     """The steps the final answer leaves, as it lists them."""
     for block in final:
         if block.role == NEXT:
-            line, parts = _block_line(note, block.text)
+            line, parts = _block_line(block.text)
             note.add(FOLLOWUPS, line, parts)
 
 
@@ -298,7 +303,7 @@ def _cause_and_fix(note: _Note, final: tuple, evidence: Evidence) -> None:
     for role in (CAUSE, FIX):
         for block in final:
             if block.role == role:
-                line, parts = _block_line(note, block.text, _CAUSE_CHARS if role == CAUSE else _ITEM_CHARS)
+                line, parts = _block_line(block.text, _CAUSE_CHARS if role == CAUSE else _ITEM_CHARS)
                 note.add(OUTCOME, line, parts)
 
 
@@ -309,7 +314,7 @@ def _ruled_out(note: _Note, final: tuple) -> list[str]:
     for block in final:
         if block.role != FAILED:
             continue
-        line, parts = _block_line(note, block.text)
+        line, parts = _block_line(block.text)
         told = any(names(block.content, claim) for attempt in note.superseded.attempts for claim in attempt.claims)
         if line and not told and not note.claimed(line):
             out.append(line)

@@ -8,6 +8,9 @@ claimed so far. The other says a diagnosis was wrong or did not hold ("that was 
 back over its own turn's claims, or, when it opens a turn (a user reporting the fix broken)
 or its turn has claimed nothing yet, the previous turn's. A withdrawn claim is never an
 outcome, a cause or a fix: it becomes one failed attempt, "Tried X — did not work: Y".
+A retraction takes back the claims it names (a path, two content words) when it names
+any; an answer's labelled blocks (structure.py) speak for themselves; and the tools
+(evidence.py) protect a fix the last check passed after from words that name nothing.
 """
 
 from __future__ import annotations
@@ -321,14 +324,14 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.errors.append((reader.at, line))
         return
     parts = sentences(step.text)
-    # In an answer with its own structure, a labelled block speaks for itself: a withdrawal in it
-    # takes back only what it names, and a "what did not work" block is no claim.
+    # In an answer with its own structure, a labelled block speaks for itself: a withdrawal in it takes
+    # back only what it names, and a "what did not work" block is no claim: its first sentence names
+    # what failed (the rest says why), and withdraws that, never the answer's own claims.
     roles = role_by_sentence(step.text) if structured(step.text) else {}
-    # A "what did not work" block names what failed in its first sentence; the rest says why.
-    naming = {sentences(b.text)[0] for b in read_blocks(step.text) if b.role == FAILED and sentences(b.text)} if roles else set()
+    naming = {sentences(b.text)[0] for b in read_blocks(step.text) if roles and b.role == FAILED and sentences(b.text)}
     for index, sentence in enumerate(parts):
         role = roles.get(sentence)
-        if role == FAILED:  # it rules out what its first sentence names (not the answer's own claims)
+        if role == FAILED:
             if sentence in naming:
                 reader.retract(number, sentence, ALL, "", by_user=False, named=True, before=reader.at)
             continue
@@ -346,7 +349,8 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
 def find_superseded(turns: list[Turn], language: str = "en", evidence: Evidence | None = None) -> Superseded:
     """Every claim a later part of the session withdraws, grouped into failed attempts.
 
-    With the tools' `evidence`, a fix the next check passed after is never withdrawn by words.
+    With the tools' `evidence`, words that name no claim never withdraw a fix the last check passed
+    after, and a command the tools say did not fail is no failed attempt's reason.
     """
     reader = _Reader(language if language in ATTEMPT_LABELS else "en", evidence=evidence or Evidence())
     for number, turn in enumerate(turns):
