@@ -223,13 +223,16 @@ class _Reader:
         """Withdraw the claims `sentence` takes back: those it (or the sentence after it) names, when it names
         any (shared words, a path); else its turn's claims. With `named`, only those it names; with `before`,
         only claims made before that position (a labelled block never withdraws its own answer)."""
+        reach = [[c for c in self.claims if c.turn == n and (before is None or c.at < before)] for n in (turn, turn - 1)]
+        said = f"{sentence} {following}"
+        # The claims it names, in its own turn and the previous one; naming none (and allowed to), its own
+        # turn's claims, else the previous turn's. Unnamed, the agent's own words never take back a fix the
+        # tools saw hold; a user's report (another machine, a later run) may.
+        windows = [_named(said, reach[0] + reach[1])]
+        if not windows[0] and not named:
+            windows = [[c for c in claims if by_user or not self.held(c)] for claims in reach]
         window, targets = [], []
-        for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
-            window = [c for c in self.claims if c.turn == reach and (before is None or c.at < before)]
-            told = _named(f"{sentence} {following}", window)
-            # Unnamed, the agent's own words never take back a fix the tools saw hold; a user's report
-            # (another machine, a later run) or a withdrawal that names the claim may.
-            window = told if told or named else [c for c in window if by_user or not self.held(c)]
+        for window in windows:
             targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
             if targets:
                 break
