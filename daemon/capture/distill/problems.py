@@ -43,6 +43,7 @@ _WRAPPER = re.compile(
     r"|^error: Recipe .* failed|^FAILED: \S+$|^ninja: build stopped"
 )
 _PIP_CONFLICT = "The conflict is caused by:"
+_EXTRAS = re.compile(r"\[[^\]]*\]")
 _CLIPPED = re.compile(r" …\[\d+ chars omitted\]… ")  # transcript.clip's marker
 _CUT = "\x00\n\x00"  # where a clip cut two lines short: neither is an error line
 _MESSAGE = re.compile(r"^[\w.]+: \S")  # "KeyError: 'customer_id'", not a bare "asyncio.exceptions.TimeoutError"
@@ -71,16 +72,17 @@ def _exception(lines: list[str]) -> str:
 
 
 def _conflict(lines: list[str]) -> str:
-    """What pip's resolver says a conflict is caused by: the requirements it lists that are not the user's own."""
+    """What pip's resolver says a conflict is caused by: the requirements it lists that are not the user's own
+    (a package's extras, `geoharvest[dev]`, said once with the package)."""
     for number, line in enumerate(lines):
         if line.strip() == _PIP_CONFLICT:
-            causes = []
+            causes: dict[str, str] = {}
             for after in lines[number + 1 :]:
                 if not after[:1].isspace():
                     break
                 if not after.strip().startswith("The user requested"):
-                    causes.append(_clean(after))
-            return "; ".join(causes[:2])
+                    causes.setdefault(_EXTRAS.sub("", _clean(after)), _clean(after))
+            return "; ".join(causes)
     return ""
 
 
@@ -100,7 +102,9 @@ def first_error_line(output: str) -> str:
     if exception and _STRONG.found(exception) and _MESSAGE.search(exception):  # a bare name says less
         return exception
     conflict = _conflict(lines) if _PIP_CONFLICT in output else ""
-    return f"{found} — {conflict}" if conflict and conflict not in found else found
+    if not conflict or conflict in found:
+        return found
+    return f"{found.split(' because ', 1)[0]} — {conflict}"  # "because these versions conflict": the causes say how
 
 
 def _first_error_line(output: str) -> str:

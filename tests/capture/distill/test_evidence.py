@@ -69,3 +69,11 @@ def test_a_traceback_reports_its_exception_not_a_source_line_quoted_in_a_frame()
     output = ('Traceback (most recent call last):\n  File "b/invoice.py", line 48, in build\n'
               '    """Raises an error when the customer is not found."""\nKeyError: \'customer_id\'')
     assert first_error_line(output) == "KeyError: 'customer_id'"
+
+
+def test_pips_resolver_error_says_what_the_conflict_is_caused_by():
+    output = ("ERROR: Cannot install a and a[dev]==0.9.0 because these package versions have conflicting dependencies.\n\n"
+              "The conflict is caused by:\n    The user requested pydantic>=2.6\n    a 0.9.0 depends on pydantic>=2.6\n"
+              "    a[dev] 0.9.0 depends on pydantic>=2.6\n    kml 1.4.2 depends on pydantic<2\n\nTo fix this you could try to:")
+    assert first_error_line(output) == ("ERROR: Cannot install a and a[dev]==0.9.0 — a 0.9.0 depends on pydantic>=2.6; "
+                                        "kml 1.4.2 depends on pydantic<2")
