@@ -47,6 +47,7 @@ def test_the_prompt_carries_the_evidence_and_a_fixed_claim_the_tools_contradict_
         model.stop()
     prompts = {("race" if "cache pool" in user_turn(r.body) else "locked"): user_turn(r.body) for r in model.requests}
     assert "<tool_evidence>" in prompts["race"] and "`go test -race ./...` → exit 1 [failed]" in prompts["race"]
+    assert "`go test -race ./...` → exit 1 [failed: the change before it did not help]" in prompts["race"]
     assert "ended: unresolved, shown by `go test -race ./...` → exit 1" in prompts["race"]
     assert "ended: fixed, shown by `pytest -q tests/test_import.py` → 13 passed" in prompts["locked"]
     assert f"(prompt {PROMPT_VERSION})" in model.requests[0].body["messages"][0]["content"]

@@ -153,13 +153,6 @@ class Evidence:
                 out.append((edits, run, later[0]))
         return out
 
-    def failed_after(self, at: int) -> bool | None:
-        """Did the next run of a check after position `at` (a claim, an edit) fail? None when no check ran since."""
-        for run in self.runs:
-            if run.at > at and run.check and run.failed is not None and not self.expected_failure(run):
-                return run.failed
-        return None
-
 
 _REPORT_LINES = 40  # a long session's report keeps its first and last runs
 
@@ -169,6 +162,9 @@ def report(evidence: Evidence) -> str:
     for a model's prompt, in the tools' own terms (commands, exit status, tallies, error lines)."""
     events = sorted([(r.at, "run", r) for r in evidence.runs if r.check]
                     + [(e.at, "edit", e) for e in evidence.edits], key=lambda item: item[0])
+    # The run after an edited gap of a failing check says whether the change held.
+    judged = {after.at: "the change before it did not help" if after.failed else "the change before it held"
+              for _, _, after in evidence.attempts() if after.failed is not None}
     lines: list[str] = []
     for _, kind, item in events:
         if kind == "edit":
@@ -181,7 +177,8 @@ def report(evidence: Evidence) -> str:
         else:
             verdict = "failed" if item.failed else "passed" if item.failed is False else "ran"
             meant = " (meant to fail)" if evidence.expected_failure(item) else ""
-            lines.append(f"{item.stated()} [{verdict}{meant}]")
+            held = f": {judged[item.at]}" if item.at in judged else ""
+            lines.append(f"{item.stated()} [{verdict}{meant}{held}]")
     if len(lines) > _REPORT_LINES:
         lines = [*lines[: _REPORT_LINES // 2], "…", *lines[-_REPORT_LINES // 2 :]]
     outcome, proof = evidence.outcome()
