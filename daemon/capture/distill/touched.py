@@ -200,14 +200,14 @@ class Touched:
                 self.touch(target, "written")  # `cat > new.py <<EOF`, `echo x >> .env`
         if _LOOKS_AROUND.match(command.strip()):
             return  # `git status`, `git diff --stat`, `ls`: a look around, not the session's work
-        self.commands.append(f"`{_short(command, 160)}`")
+        self.commands.append(f"`{_short(command, 120)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
         for path in paths:
             if path.strip():
                 self.touch(path.strip(), "edited")
 
-    def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
+    def lines(self, max_files: int = 15, max_commands: int = 8) -> list[str]:
         """Files changed first, then files only read; runs of look-alikes (`frame_0.cpp` … `frame_25.cpp`,
         one build per target) shown once with their count, so a long session's list keeps its variety."""
         changed = [(p, h) for p, h in self.files.items() if h != ["read"]]
