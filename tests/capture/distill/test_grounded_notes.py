@@ -135,3 +135,33 @@ def test_the_same_sessions_written_by_opencode_2_give_the_same_notes(notes, tmp_
         twin = frontmatter.loads(Path(report.notes[sessions[scenario]["session"]]).read_text())
         assert twin["description"] == post["description"], scenario
         assert twin.content.split("## ", 1)[1] == post.content.split("## ", 1)[1], scenario
+
+
+def test_a_later_turn_that_rewrites_what_an_earlier_one_wrote_supersedes_its_result():
+    from daemon.capture.distill.base import Entry
+    from daemon.capture.distill.followups import replaced_later
+    from daemon.capture.distill.turns import split_turns
+
+    def edit(old: str, new: str) -> Entry:
+        return Entry("assistant", "tool", tool="edit", input={"filePath": "/w/main.tf", "oldString": old, "newString": new},
+                     status="completed")
+
+    first, second = split_turns([
+        Entry("user", "text", text="Add a lifecycle rule that deletes objects after 30 days."),
+        edit("status = \"Enabled\"", "status = \"Enabled\"\n    expiration { days = 30 }"),
+        Entry("assistant", "text", text="Added the rule: objects expire after 30 days."),
+        Entry("user", "text", text="Compliance came back: objects must be kept 400 days; expire them at 400 days."),
+        edit("    expiration { days = 30 }", "    expiration { days = var.retention_days }"),
+        Entry("assistant", "text", text="Objects now expire after retention_days (400)."),
+    ])
+    assert replaced_later("Added the rule: objects expire after 30 days.", first, [second])
+    # A later turn that only adds to the file leaves the earlier result standing.
+    _, added = split_turns([
+        Entry("user", "text", text="Add a lifecycle rule that deletes objects after 30 days."),
+        edit("status = \"Enabled\"", "status = \"Enabled\"\n    expiration { days = 30 }"),
+        Entry("assistant", "text", text="Added the rule: objects expire after 30 days."),
+        Entry("user", "text", text="Also tag the objects so the expiry rule shows in the console."),
+        edit("bucket = var.name", "bucket = var.name\n  tags = { expiry = \"30d\" }"),
+        Entry("assistant", "text", text="Tagged the bucket."),
+    ])
+    assert not replaced_later("Added the rule: objects expire after 30 days.", first, [added])
