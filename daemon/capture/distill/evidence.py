@@ -15,7 +15,8 @@ go test, jest, mocha, vitest), the first error line; and its edits to files. Fro
 - a command that only reads or searches (cat, grep, rg) is no check, and a grep that
   found lines (exit 0) is no failure;
 - a failure nobody reacted to (no edit after it, never re-run), after the session's last
-  edit, while another check passed there, is a check meant to fail (a rejection test);
+  edit, while another check passed there, is a check meant to fail (a rejection test); so
+  is one the agent's next words name and call meant (`<lang>/distill_expected.tsv`);
 - the session *ended fixed* when every check that failed passed at its last run,
   *unresolved* when one still failed at its last run after the last edit, *changed* when
   it edited files and no check failed after them (a check not run again on the change
@@ -28,6 +29,9 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from daemon import lexicon
 
 from daemon.capture.distill.base import Entry
 from daemon.capture.distill.problems import COMMAND_TOOLS, first_error_line
@@ -89,6 +93,7 @@ class Evidence:
     runs: list[Run] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     _by_entry: dict[int, Run] = field(default_factory=dict)  # id() of the tool's Entry → its run
+    meant: set[int] = field(default_factory=set)  # positions of failures the agent's words call meant
 
     def run_of(self, tool: Entry) -> Run | None:
         return self._by_entry.get(id(tool))
@@ -104,10 +109,13 @@ class Evidence:
         return any(r.failed for r in self.runs if r.check == check)
 
     def expected_failure(self, run: Run) -> bool:
-        """A failure meant to happen: after the last edit, never re-run, not reacted to, beside a check that passed."""
+        """A failure meant to happen, after the last edit: one the agent's next words name as meant ("exits 2,
+        as intended"), or one never re-run, not reacted to, beside a check that passed."""
         if not (run.failed and run.check and self.edits):
-            return False
+            return False  # before any change a failure is the problem being reproduced, whatever is said
         last_edit = self.edits[-1].at
+        if run.at > last_edit and run.at in self.meant:
+            return True
         return run.at > last_edit and not self.after(run) and any(
             r.failed is False and r.check and r.check != run.check and r.at > last_edit for r in self.runs)
 
@@ -249,13 +257,32 @@ def verdict(tool: Entry) -> tuple[bool | None, str, str]:
     return (True, printed, error) if error else (None, printed, "")
 
 
+@lru_cache(maxsize=1)
+def _meant_words() -> lexicon.Matcher:
+    return lexicon.Matcher({row[0] for _, row in lexicon.every("distill_expected")})
+
+
+_ARG = re.compile(r"[\w.=/-]{3,}")
+
+
+def _calls_meant(text: str, run: Run) -> bool:
+    """Words after a failed run that name it (an argument of its command) and say the failure was meant."""
+    if not _meant_words().found(text):
+        return False
+    args = {a.lower() for a in _ARG.findall(run.command)[1:]}
+    return any(a in text.lower() for a in args)
+
+
 def gather(turns: list) -> Evidence:  # list[Turn]: turns.py imports nothing from here
     """The runs and edits of a session's turns, in order."""
     evidence = Evidence()
     at = 0
     for number, turn in enumerate(turns):
+        pending: list[Run] = []  # this turn's failed runs, for the words after them
         for step in turn.steps:
             at += 1
+            if step.kind == "text":
+                evidence.meant |= {r.at for r in pending if _calls_meant(step.text, r)}
             if step.kind != "tool":
                 continue
             name = step.tool.lower()
@@ -270,4 +297,6 @@ def gather(turns: list) -> Evidence:  # list[Turn]: turns.py imports nothing fro
                     failed = False  # a search: its exit 1 is "nothing found", its lines are what it found
                 evidence.runs.append(Run(at, number, command.strip(), check, failed, printed, error, step.exit))
                 evidence._by_entry[id(step)] = evidence.runs[-1]
+                if failed and check:
+                    pending.append(evidence.runs[-1])
     return evidence

@@ -77,3 +77,12 @@ def test_pips_resolver_error_says_what_the_conflict_is_caused_by():
               "    a[dev] 0.9.0 depends on pydantic>=2.6\n    kml 1.4.2 depends on pydantic<2\n\nTo fix this you could try to:")
     assert first_error_line(output) == ("ERROR: Cannot install a and a[dev]==0.9.0 — a 0.9.0 depends on pydantic>=2.6; "
                                         "kml 1.4.2 depends on pydantic<2")
+
+
+def test_a_failure_the_agent_names_as_meant_after_the_change_is_no_problem_but_a_reproduction_is():
+    said = Entry("assistant", "text", text="`--format csv` now exits 2, which is the intended behaviour.")
+    ev = _evidence(_edit("cli.py"), _run("shop export --format csv", "Error: unsupported format 'csv'", 2), said)
+    assert ev.expected_failure(ev.runs[0]) and ev.outcome()[0] == CHANGED
+    repro = Entry("assistant", "text", text="`pytest -q` fails as expected, with database is locked.")
+    ev = _evidence(_run("pytest -q", PYTEST_RED, 1), repro, _edit("db.py"), _run("pytest -q", PYTEST_GREEN, 0))
+    assert ev.is_problem(ev.runs[0]) and ev.outcome()[0] == FIXED
