@@ -21,7 +21,7 @@ COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
 _STRONG = prefiltered(
     r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
     r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory|\bpanicked at\b"
-    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러"
+    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러|(?-i:^(?:--- )?FAIL: \w)"
 )
 _WEAK = prefiltered(
     r"(?i)(?<!\d )\bfailed\b|(?-i:\bFAILED\b)|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
