@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from daemon.capture.distill.prefilter import Pruned
+from daemon.capture.distill.tables import pattern
 from daemon.capture.distill.supersede import retraction_scope
 from daemon.capture.distill.turns import clip_sentences, key, sentences, weight
 
@@ -23,12 +24,7 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # start (a word starts at a letter, `_` starts none), so the order changes no match and a
 # non-word character is taken at its first try. The CJK words are asked only of a text
 # that holds them (`Pruned`): the table is tried at every character, and most texts hold none.
-_DONE = Pruned(re.compile(
-    r"(?i)[\W_]|\b(?:fixed|fix|done|resolved|solved|completed?|finished|succeeded|success(?:ful(?:ly)?)?|passe[sd]|all|good"
-    r"|ok|okay|it|this|that|the|issue|problem|bug|now|works?|working|has|have|been|is|was|i|we)\b"
-    r"|已|修复|完成|好了|解决|成功|问题|了|修正|完了|対応|直し|解決|成功|しました|ました|です"
-    r"|수정|완료|해결|고쳤|성공|했습니다|습니다"
-))
+_DONE = Pruned(re.compile(pattern("distill_done", "(?i)")))
 # Something a reader can look up: a path, a symbol, a code span, a number.
 _IDENT = re.compile(r"`[^`]+`|[\w-]*[./_][\w./-]+|\b[a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d")
 _NO_RESULT = {

@@ -34,6 +34,7 @@ from daemon.capture.distill.supersede import (
     retraction_scope,
     user_retraction_scope,
 )
+from daemon.capture.distill.tables import pattern
 from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
@@ -54,10 +55,7 @@ _SECTION_OF = {
 _LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 8, FOLLOWUPS: 5}
 _FAILING_COMMANDS = 3  # failing commands listed under Problems & Fixes, first ones first
 # Its alternatives at the top level, so that a line is asked only those whose words it holds.
-_ERROR_LINE = prefiltered(
-    r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
-    r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패"
-)
+_ERROR_LINE = prefiltered(pattern("distill_error_line"))
 _CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
 # A sentence that reports the change itself ("Moved…", "改为…"), not the reason for it.
 _ACTIONS_DONE = re.compile(r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|wrote|rewrote)\b")

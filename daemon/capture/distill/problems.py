@@ -14,20 +14,13 @@ import re
 from daemon.capture.distill.base import Entry
 from daemon.capture.distill.memo import per_entry
 from daemon.capture.distill.prefilter import any_word, fold, prefiltered
+from daemon.capture.distill.tables import pattern
 from daemon.capture.distill.touched import reads_only
 
 _ERROR_CHARS = 200  # an error line, whole as a tool prints one; a longer one is a dump
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
-_STRONG = prefiltered(
-    r"(?i)\b(?:error|fatal|panic|exception)\b(?!s?\s*[:=]?\s*0\b)|(?-i:[A-Za-z0-9](?:Error|Exception))\b|\bERR!|\bE\d{3}\b"
-    r"|undefined (?:reference|symbol)|multiple definition|cannot find -l|no such file or directory|\bpanicked at\b"
-    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error|错误|报错|エラー|오류|에러|(?-i:^(?:--- )?FAIL: \w)"
-)
-_WEAK = prefiltered(
-    r"(?i)(?<!\d )\bfailed\b|(?-i:\bFAILED\b)|\bfailure\b|\bnot found\b|\bdenied\b|\btimed out\b|\btimeout\b(?![=:]\s*\d)"
-    r"|\bexceeded\b|\bcould not\b|\bcannot\b"
-    r"|\bunable to\b|\bunauthorized\b|\bforbidden\b|失败|失敗|실패"
-)
+_STRONG = prefiltered(pattern("distill_error_strong", "(?i)"))  # an error reported outright
+_WEAK = prefiltered(pattern("distill_error_weak", "(?i)"))  # something failed
 # Every line that reports an error holds one of these words (folded), and most output holds none.
 _ERROR_WORDS = any_word(_STRONG, _WEAK)
 # Lines that look like errors and are not: a tally, a "0 errors" summary, a warning, a traceback's frame.
