@@ -46,15 +46,16 @@ def test_the_prompt_carries_the_evidence_and_a_fixed_claim_the_tools_contradict_
     finally:
         model.stop()
     prompts = {("race" if "cache pool" in user_turn(r.body) else "locked"): user_turn(r.body) for r in model.requests}
-    assert "<tool_evidence>" in prompts["race"] and "`go test -race ./...` → exit 1 [failed]" in prompts["race"]
-    assert "`go test -race ./...` → exit 1 [failed: the change before it did not help]" in prompts["race"]
-    assert "ended: unresolved, shown by `go test -race ./...` → exit 1" in prompts["race"]
+    run = "`go test -race ./...` → exit 1: FAIL: TestPoolConcurrent (0.02s)"
+    assert "<tool_evidence>" in prompts["race"] and f"{run} [failed]" in prompts["race"]
+    assert f"{run} [failed: the change before it did not help]" in prompts["race"]
+    assert f"ended: unresolved, shown by {run}" in prompts["race"]
     assert "ended: fixed, shown by `pytest -q tests/test_import.py` → 13 passed" in prompts["locked"]
     assert f"(prompt {PROMPT_VERSION})" in model.requests[0].body["messages"][0]["content"]
 
     race = frontmatter.loads(Path(report.notes[sessions["en-go-race"]["session"]]).read_text())
     outcome = race.content.split("## Outcome / Current State\n\n", 1)[1].splitlines()
-    assert outcome[0] == "`go test -race ./...` → exit 1 (the last run, after the last change)"  # the tools win
+    assert outcome[0] == f"{run} (the last run, after the last change)"  # the tools win
     assert "Fixed: a sync.Mutex" in race.content  # the model's words stay, under the check that contradicts them
     assert race["description"].startswith("`go test -race ./...` → exit 1")
     locked = Path(report.notes[sessions["en-sqlite-locked"]["session"]]).read_text()

@@ -59,7 +59,7 @@ _CUES = _Table("distill_cues")
 _STRONG = _Table("distill_strong")
 _STRONG_ORDER = (DECISION, FINDING, LESSON)
 
-# Anchored at the start, so cheap as it is: no prefilter in front.
+# Anchored at the start, so cheap as it is.
 _LABEL_RE = re.compile(
     r"^\W{0,4}(?P<label>"
     + "|".join(f"(?P<{k}>{'|'.join(map(re.escape, sorted(v, key=len, reverse=True)))})" for k, v in _LABELS.items() if v)

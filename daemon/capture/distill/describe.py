@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 
-from daemon.capture.distill.prefilter import Pruned
-from daemon.capture.distill.tables import pattern
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.supersede import retraction_scope
 from daemon.capture.distill.turns import clip_sentences, key, sentences, weight
 
@@ -22,9 +21,9 @@ _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # What a bare "done" is made of. The catch-all comes first: it matches where no word can
 # start (a word starts at a letter, `_` starts none), so the order changes no match and a
-# non-word character is taken at its first try. The CJK words are asked only of a text
-# that holds them (`Pruned`): the table is tried at every character, and most texts hold none.
-_DONE = Pruned(re.compile(pattern("distill_done", "(?i)")))
+# non-word character is taken at its first try. Only the rows whose words a text holds are
+# tried (tables.py): the table is tried at every character, and most texts hold few of them.
+_DONE = RegexTable("distill_done", "(?i)")
 # Something a reader can look up: a path, a symbol, a code span, a number.
 _IDENT = re.compile(r"`[^`]+`|[\w-]*[./_][\w./-]+|\b[a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d")
 _NO_RESULT = {

@@ -24,7 +24,6 @@ from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.memo import one_session
 from daemon.capture.distill.structure import CAUSE, FAILED, FIX, NEXT, read_blocks, role_by_sentence, structured
 from daemon.capture.distill.structure import OUTCOME as LEAD
-from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
     Superseded,
@@ -34,7 +33,7 @@ from daemon.capture.distill.supersede import (
     retraction_scope,
     user_retraction_scope,
 )
-from daemon.capture.distill.tables import pattern
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
@@ -55,7 +54,7 @@ _SECTION_OF = {
 _LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 8, FOLLOWUPS: 5}
 _FAILING_COMMANDS = 3  # failing commands listed under Problems & Fixes, first ones first
 # Its alternatives at the top level, so that a line is asked only those whose words it holds.
-_ERROR_LINE = prefiltered(pattern("distill_error_line"))
+_ERROR_LINE = RegexTable("distill_error_line")
 _CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
 # A sentence that reports the change itself ("Moved…", "改为…"), not the reason for it.
 _ACTIONS_DONE = re.compile(r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|wrote|rewrote)\b")

@@ -13,16 +13,14 @@ import re
 
 from daemon.capture.distill.base import Entry
 from daemon.capture.distill.memo import per_entry
-from daemon.capture.distill.prefilter import any_word, fold, prefiltered
-from daemon.capture.distill.tables import pattern
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.touched import reads_only
 
 _ERROR_CHARS = 200  # an error line, whole as a tool prints one; a longer one is a dump
 COMMAND_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run", "terminal"})
-_STRONG = prefiltered(pattern("distill_error_strong", "(?i)"))  # an error reported outright
-_WEAK = prefiltered(pattern("distill_error_weak", "(?i)"))  # something failed
-# Every line that reports an error holds one of these words (folded), and most output holds none.
-_ERROR_WORDS = any_word(_STRONG, _WEAK)
+_STRONG = RegexTable("distill_error_strong", "(?i)")  # an error reported outright
+_WEAK = RegexTable("distill_error_weak", "(?i)")  # something failed
+
 # Lines that look like errors and are not: a tally, a "0 errors" summary, a warning, a traceback's frame.
 _NOT_AN_ERROR = re.compile(
     r"(?i)^(?:traceback \(most recent call last\)|file \".*\", line \d+|warning:|-- )|\b(?:0|no) (?:errors?|failures?)\b"
@@ -101,18 +99,18 @@ def first_error_line(output: str) -> str:
 
 
 def _first_error_line(output: str) -> str:
-    folded = fold(output)
-    if not _ERROR_WORDS(folded):
+    # Most output holds no word of either table.
+    if not (_STRONG.may_match(output) or _WEAK.may_match(output)):
         return ""
     weak = wrapper = ""
     previous = ""
-    # Folding keeps every character in its place, so the folded lines are the lines.
-    for raw, folded_line in zip(output.splitlines(), folded.splitlines()):
+    for raw in output.splitlines():
         quoted, previous = bool(_PY_FRAME.match(previous)), raw
-        if quoted or not _ERROR_WORDS(folded_line):
+        # A cleaned line holds only words of its raw line: most lines hold none, and are passed by.
+        if quoted or not (_STRONG.may_match(raw) or _WEAK.may_match(raw)):
             continue
         line = _clean(raw).rstrip(":")
-        if len(line) < 4 or _NOT_AN_ERROR.search(line) or "\x00" in raw:
+        if len(line) < 4 or "\x00" in raw or _NOT_AN_ERROR.search(line):
             continue
         if _STRONG.found(line):
             if not _WRAPPER.search(line):

@@ -23,10 +23,9 @@ from daemon.capture.distill.base import Entry
 from daemon.capture.distill.evidence import Evidence
 from daemon.capture.distill.followups import terms
 from daemon.capture.distill.memo import per_session
-from daemon.capture.distill.prefilter import Prefiltered, prefiltered
 from daemon.capture.distill.problems import failing_line
 from daemon.capture.distill.structure import FAILED, read_blocks, role_by_sentence, structured
-from daemon.capture.distill.tables import pattern
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
 # How a failed attempt opens under Problems & Fixes, per language of the session.
@@ -40,9 +39,9 @@ FIXES, ALL = "fixes", "all"
 FINDING, ACTION, OBSERVATION = "finding", "action", "observation"
 
 
-def _alternatives(table: str) -> Prefiltered:
+def _alternatives(table: str) -> RegexTable:
     """A retraction table (regex alternatives in order, every language, tables.py), case-insensitive."""
-    return prefiltered(pattern(table, "(?i)"))
+    return RegexTable(table, "(?i)")
 
 
 # A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
@@ -53,7 +52,7 @@ _WRONG = _alternatives("distill_wrong")  # a diagnosis was wrong: "that was not 
 _CORRECTS = _alternatives("distill_corrects")
 # "Still red, but now it is clippy that fails": a new problem; the earlier fix held for its own.
 _MOVED_ON = _alternatives("distill_moved_on")
-_CONDITIONAL = re.compile(pattern("distill_conditional", "(?i)"))
+_CONDITIONAL = _alternatives("distill_conditional")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 
 
