@@ -320,8 +320,9 @@ def _ruled_out(note: _Note, final: tuple) -> list[str]:
 
 
 def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
-    """Title and each request, whole up to a limit; returns what of the requests other sections may use."""
-    if title:
+    """Each request, whole up to a limit (the title when nothing was asked: the note's frontmatter carries it
+    already); returns what of the requests other sections may use."""
+    if title and not any(turn.asked for turn in turns):
         note.add(WORKED, _short(title))
     rest: list[str] = []
     for turn in turns:
