@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from daemon.claudecode.reader import ClaudeCodeReader, projects_dir
+from daemon.codex.reader import FOLDERS as CODEX_FOLDERS
 from daemon.codex.reader import CodexReader
 from daemon.config import Config
 from daemon.opencode.reader import OpenCodeReader
@@ -88,6 +89,15 @@ def agent_stores(config: Config) -> dict[str, Path]:
     if paths.codex_home is not None:
         stores["codex"] = paths.codex_home
     return stores
+
+
+def watch_folders(config: Config) -> list[Path]:
+    """The folders whose session files the daemon watches, besides OpenCode's database."""
+    stores = agent_stores(config)
+    folders = [stores["claude"]] if "claude" in stores else []
+    if "codex" in stores:
+        folders += [stores["codex"] / folder for folder in CODEX_FOLDERS]
+    return folders
 
 
 def present(config: Config) -> tuple[str, ...]:

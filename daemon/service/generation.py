@@ -56,6 +56,7 @@ class Generation:
     scheduler: BaseScheduler | None = None
     observer: BaseObserver | None = None  # set and cleared under watch_lock
     watched: dict[str, ObservedWatch] = field(default_factory=dict)  # path → watch handle
+    agent_watches: set[str] = field(default_factory=set)  # those of them that are agents' session folders
     # The worker (new trees) and the scheduler (a database folder that appeared) both add
     # watches while a stop may be taking the observer away.
     watch_lock: threading.Lock = field(default_factory=threading.Lock)

@@ -34,6 +34,8 @@ def agents(home, project):  # noqa: ANN001, ANN201
 def _notes(project: Path) -> dict[str, tuple[Path, dict]]:
     found = {}
     for path in (project / ".memory" / "sessions").glob("*.md"):
+        if path.name == "index.md":  # compiled, not a note
+            continue
         fields = split_document(path.read_text(encoding="utf-8")).fields
         found[fields["session_id"]] = (path, fields)
     return found
