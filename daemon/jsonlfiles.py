@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -276,6 +277,15 @@ class JsonlSource:
             raise KeyError(f"{self.agent} session {session.id}: its file is gone from {self.path}")
         return self.rows_of(session, self.tails.read(path))
 
+    def session_count(self) -> int:
+        """Sessions in the store (files of sessions, subagents aside)."""
+        self._scan()
+        return len(self._main)
+
+    def newest_file(self) -> Path | None:
+        _, stats = self._scan()
+        return Path(max(stats, key=lambda p: stats[p][3])) if stats else None
+
     def newest_update(self) -> int | None:
         _, stats = self._scan()
         return max((s[3] // 1_000_000 for s in stats.values()), default=None)
@@ -298,3 +308,15 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
     if not root.is_dir():
         return iter(())
     return iter(sorted(root.glob(pattern)))
+
+
+def version_in(path: Path, pattern: re.Pattern[bytes], tail: bool, window: int = 65536) -> str | None:
+    """The first match of `pattern` in the first (or, `tail`, the last) `window` bytes of `path`."""
+    try:
+        with path.open("rb") as handle:
+            if tail:
+                handle.seek(max(0, path.stat().st_size - window))
+            found = pattern.search(handle.read(window))
+    except OSError:
+        return None
+    return found.group(1).decode("utf-8", "replace") if found else None

@@ -19,10 +19,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "daemon"
 
 BASE = {
     "config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "__init__",
-    "source", "jsonlfiles", "agentformats", "hookstore",
+    "source", "jsonlfiles", "agentformats", "hookstore", "jsonc", "hooksettings", "installplan",
 }  # fmt: skip
 AGENTS = {"opencode", "claudecode", "codex"}
-FACES = {"cli", "mcp", "status", "__main__", "hook"}
+FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus"}
 # What each layer may import, besides itself.
 ALLOWED = {
     "base": {"base"},

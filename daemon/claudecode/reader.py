@@ -16,11 +16,12 @@ summary is dropped too: it retells the turns before it, which are still in the f
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from daemon.agentformats import Formats, build_rows, iso_ms, mention_of, title_of
-from daemon.jsonlfiles import JsonlSource, SessionFile, Stat
+from daemon.jsonlfiles import JsonlSource, SessionFile, Stat, version_in
 from daemon.source import SessionInfo, SessionRows
 
 AGENT = "claude"
@@ -107,6 +108,11 @@ class ClaudeCodeReader(JsonlSource):
 
     def keep(self, record: dict) -> Any:
         return keep(record)
+
+    def version(self) -> str | None:
+        """The agent's version that wrote the newest session (it is in every file)."""
+        newest = self.newest_file()
+        return version_in(newest, re.compile(rb'"version":"([^"]+)"'), tail=True) if newest else None
 
     def info_of(self, path: Path, session_id: str, records: list[Any], stat: Stat) -> SessionInfo | None:
         prompts = [r["text"] for r in records if r["k"] == "prompt"]

@@ -16,12 +16,13 @@ context, where memoryd's own injection is stored).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from daemon.agentformats import Formats, build_rows, iso_ms, mention_of, title_of
 from daemon.codex.threads import ThreadTitles
-from daemon.jsonlfiles import JsonlSource, SessionFile, Stat
+from daemon.jsonlfiles import JsonlSource, SessionFile, Stat, version_in
 from daemon.source import SessionInfo, SessionRows
 
 AGENT = "codex"
@@ -110,6 +111,11 @@ class CodexReader(JsonlSource):
 
     def keep(self, record: dict) -> Any:
         return keep(record)
+
+    def version(self) -> str | None:
+        """The agent's version that wrote the newest session (it is in every file)."""
+        newest = self.newest_file()
+        return version_in(newest, re.compile(rb'"cli_version":"([^"]+)"'), tail=False) if newest else None
 
     def info_of(self, path: Path, session_id: str, records: list[Any], stat: Stat) -> SessionInfo | None:
         meta = next((r for r in records if r["k"] == "meta"), None)
