@@ -52,7 +52,31 @@ def ask_daemon(path: str, body: dict) -> dict:
 
 
 def answer_here(body: dict, config: str | None) -> dict:
-    """No daemon: the same answer, built in this process from the trees' search index."""
+    """No daemon. SessionStart: the session's kept block, else the newest block given in its
+    folder (both a file read), else one built here from the trees' search index. A prompt
+    gets nothing (that search is the daemon's): it counts as the session's first all the same."""
+    from pathlib import Path
+
+    from daemon import hookstore
+
+    state = Path(state_dir(dict(os.environ)))
+    agent, session = body["agent"], body["session_id"]
+    record = hookstore.load(state, agent, session)
+    if body["event"] == "UserPromptSubmit":
+        if not record.get("prompted"):
+            hookstore.save(state, agent, session, {**record, "prompted": True})
+        return {}
+    if isinstance(record.get("block"), str):
+        return {"context": record["block"]}
+    kept = hookstore.load_for_folder(state, agent, body["cwd"]) if body["cwd"] else None
+    if kept is not None:
+        hookstore.save(state, agent, session, {**record, "block": kept})
+        return {"context": kept}
+    return build_here(body, config)
+
+
+def build_here(body: dict, config: str | None) -> dict:
+    """The answer built in this process, as the daemon builds it."""
     from pathlib import Path
 
     from daemon.cli.app import AppContext

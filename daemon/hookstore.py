@@ -39,9 +39,29 @@ def save(state_dir: Path, agent: str, session: str, record: dict[str, Any]) -> N
     atomic_write_text(_file(state_dir, agent, session), json.dumps(record, ensure_ascii=False), durable=False)
 
 
+def _dir_file(state_dir: Path, agent: str, directory: str) -> Path:
+    key = hashlib.sha256(f"{agent}\0dir\0{directory}".encode()).hexdigest()[:32]
+    return state_dir / FOLDER / f"{agent}-dir-{key}.json"
+
+
+def save_for_folder(state_dir: Path, agent: str, directory: str, block: str) -> None:
+    """The newest block given to a session in `directory`: what a new session there gets
+    when no daemon answers (building one costs a search index's worth of imports)."""
+    ensure_dir(state_dir / FOLDER)
+    atomic_write_text(_dir_file(state_dir, agent, directory), json.dumps({"block": block}), durable=False)
+
+
+def load_for_folder(state_dir: Path, agent: str, directory: str) -> str | None:
+    try:
+        block = json.loads(_dir_file(state_dir, agent, directory).read_text(encoding="utf-8")).get("block")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return block if isinstance(block, str) else None
+
+
 def last_injection(state_dir: Path, agent: str) -> int | None:
     """Epoch ms of the newest block given to a session of `agent` (for `memoryd status`)."""
     folder = state_dir / FOLDER
-    times = [p.stat().st_mtime for p in folder.glob(f"{agent}-*.json")] if folder.is_dir() else []
+    times = [p.stat().st_mtime for p in folder.glob(f"{agent}-*.json") if "-dir-" not in p.name] if folder.is_dir() else []
     return int(max(times) * 1000) if times else None
 

@@ -78,6 +78,8 @@ class HookAnswers:
         payload = self.context(cwd, "", session)
         block = bounded(f"{TOOLS[agent]}\n\n{payload['block']}") if payload.get("enabled") else ""
         hookstore.save(self.state_dir(), agent, session, {**record, "block": block})
+        if cwd:
+            hookstore.save_for_folder(self.state_dir(), agent, cwd, block)
         return block
 
     def first_prompt(self, agent: str, session: str, cwd: str | None, prompt: str) -> str:

@@ -76,6 +76,10 @@ def test_without_a_daemon_the_hook_answers_itself(home, project):  # noqa: ANN00
     (project / ".memory" / "lesson" / "yarn.md").write_text(LESSON.replace("pnpm", "yarn"), encoding="utf-8")
     again, _ = hook("claude", "SessionStart-compact", project, "s-9")
     assert again == block
+    other, _ = hook("claude", "SessionStart-startup", project, "s-10")
+    assert other == block  # the newest block given in the folder: no index opened for it
+    prompt, _ = hook("claude", "UserPromptSubmit", project, "s-10", prompt="why does npm install break the pnpm lockfile?")
+    assert prompt == ""  # the search is the daemon's
 
 
 def test_a_bad_hook_input_never_fails_the_turn(home):  # noqa: ANN001
