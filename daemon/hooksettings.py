@@ -20,7 +20,7 @@ from daemon import jsonc
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
 MARK = "daemon.hook"
-TIMEOUT_S = 5  # the command gives up after 1.8 s itself; this is the agent's own limit
+TIMEOUT_S = 3  # the command gives up after 1.8 s itself; Codex clamps SessionEnd hooks to 3 s
 
 
 def hook_command(python: str, agent: str, config: str | None = None) -> str:

@@ -37,6 +37,13 @@ SCRIPT = [
                  "with pnpm's symlinks."}]},
     {"match": "Does the lockfile rule still hold", "steps": [{"text": "Yes: the workflow runs pnpm install --frozen-lockfile."}]},
     {"match": "Which cache key do we use", "steps": [{"text": "The pnpm store is keyed on the hash of pnpm-lock.yaml."}]},
+    {"match": "Recall the lockfile lesson", "steps": [
+        {"tool": {"name": "ToolSearch", "input": {"query": "select:mcp__memoryd__recall", "max_results": 1}}},
+        {"tool": {"name": "mcp__memoryd__recall", "input": {"query": "frozen lockfile"}}},
+        {"text": "Recalled it."}]},
+    {"match": "Recall the cache lesson", "steps": [
+        {"tool": {"name": "recall", "namespace": "mcp__memoryd", "input": {"query": "pnpm store cache"}}},
+        {"text": "Recalled it."}]},
 ]  # fmt: skip
 INJECTED = ("<memoryd-context>", "memoryd in Claude Code", "memoryd in Codex", "Reference data from memoryd")
 
@@ -74,7 +81,7 @@ def claude(home, project: Path, port: int, prompt: str, *extra: str) -> dict:  #
     env = {**_base_env(home), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "sk-ant-fake",
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
            "DISABLE_ERROR_REPORTING": "1"}  # fmt: skip
-    done = subprocess.run([CLAUDE_BIN, "-p", prompt, "--allowedTools", "Bash", "--output-format", "json", *extra],
+    done = subprocess.run([CLAUDE_BIN, "-p", prompt, "--allowedTools", "Bash mcp__memoryd__recall", "--output-format", "json", *extra],
                           cwd=project, env=env, capture_output=True, text=True, timeout=180)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
@@ -114,6 +121,21 @@ def _sent(log: Path, needle: str) -> bool:
     return log.exists() and any(needle in line for line in log.read_text().splitlines())
 
 
+def _tool_result_with(log: Path, needle: str) -> bool:
+    """A request carried `needle` in a tool's result (Anthropic tool_result, Responses function_call_output)."""
+    for line in log.read_text().splitlines():
+        body = json.loads(line).get("body") or {}
+        turns = [*(body.get("messages") or []), *(body.get("input") or [])]
+        for turn in turns:
+            blocks = turn.get("content") if isinstance(turn.get("content"), list) else []
+            results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if turn.get("type") == "function_call_output":
+                results.append(turn)
+            if any(needle in json.dumps(r) for r in results):
+                return True
+    return False
+
+
 def _hook_blocks(transcript: Path) -> list[str]:
     """What memoryd's SessionStart hook added, as Claude Code recorded it."""
     found = []
@@ -133,6 +155,12 @@ def test_one_memory_across_claude_code_and_codex(home, daemon, notify, model, tm
     project = home.root / "code" / "shop"
     (project / ".memory").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
+    elsewhere = home.root / "code" / "billing"  # another project: nothing of it may reach shop's blocks
+    (elsewhere / ".memory" / "lesson").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(elsewhere)], check=True)
+    (elsewhere / ".memory" / "lesson" / "stripe.md").write_text(
+        "---\ntitle: Billing retries Stripe webhooks twice\nkind: lesson\n---\nIdempotency keys per invoice.\n")
+    subprocess.run([sys.executable, "-m", "daemon", "reindex"], cwd=elsewhere, env=os.environ, check=True, capture_output=True)
     _codex_config(home, port)
     (home.root / ".claude").mkdir()
     env = {**os.environ, "MEMORYD_CODEX_BIN": CODEX_BIN}
@@ -154,6 +182,7 @@ def test_one_memory_across_claude_code_and_codex(home, daemon, notify, model, tm
     wait_for(lambda: any(CODEX_LESSON in p.read_text() for p in (project / ".memory").rglob("lesson/*.md")), what="its lesson")
     assert notes(project)[codex_id][1]["agent"] == "codex"
 
+    assert not _sent(log, "Stripe webhooks")
     log.write_text("")
     claude(home, project, port, "Which cache key do we use?")
     assert _sent(log, CODEX_LESSON)  # Codex's lesson in the next Claude Code session's block
@@ -178,7 +207,29 @@ def test_one_memory_across_claude_code_and_codex(home, daemon, notify, model, tm
     escaped = json.dumps(block)[1:-1]
     assert escaped in resumed and resumed.count("memoryd in Claude Code") == resumed.count(escaped)
 
+    # MCP recall from Claude Code: memoryd's answer reaches the model as the tool's result
+    # (Codex's: test_codex_exec_recall_on_its_first_turn).
+    log.write_text("")
+    claude(home, project, port, "Recall the lockfile lesson")
+    assert _tool_result_with(log, CLAUDE_LESSON)
+
+    assert not _sent(log, "Stripe webhooks")  # nothing from another project in any block
     assert daemon.stop() == 0, daemon.output()
     for path in [*(project / ".memory").rglob("*.md"), *home.state.rglob("index.db*")]:
         data = path.read_bytes()
         assert not any(mark.encode() in data for mark in INJECTED), path
+
+
+@pytest.mark.xfail(strict=True, reason="codex exec sends its first request without an MCP server that takes over ~1 s to "
+                   "answer tools/list (measured with a stub); `memoryd mcp` needs ~1.6 s here, the MCP SDK's import")
+def test_codex_exec_recall_on_its_first_turn(home, model):  # noqa: ANN001
+    need(CODEX_BIN)
+    port, log = model
+    project = home.root / "code" / "shop"
+    (project / ".memory" / "lesson").mkdir(parents=True)
+    (project / ".memory" / "lesson" / "cache.md").write_text(f"---\ntitle: CI cache\nkind: lesson\n---\n{CODEX_LESSON}.\n")
+    _codex_config(home, port)
+    env = {**os.environ, "MEMORYD_CODEX_BIN": CODEX_BIN}
+    subprocess.run([sys.executable, "-m", "daemon", "install", "--agent", "codex"], env=env, check=True, capture_output=True)
+    codex(home, project, "Recall the cache lesson")
+    assert _tool_result_with(log, CODEX_LESSON)
