@@ -95,6 +95,28 @@ def title_of(prompt: str) -> str:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
+def session_info(
+    agent: str, session_id: str, title: str, directory: str, times: list[int], fallback_ms: int,
+    talk: int, ended: bool, parent: str | None = None,
+) -> SessionInfo:
+    """A JSONL session as a `SessionInfo`: created and updated from its records' times (the
+    file's mtime when none has one)."""
+    return SessionInfo(
+        id=session_id, title=title, directory=directory, project_id="", parent_id=parent,
+        time_created=min(times, default=fallback_ms), time_updated=max(times, default=fallback_ms),
+        message_count=talk, family=agent, ended=ended, agent=agent,
+    )  # fmt: skip
+
+
+def user_part(record: dict, n: int) -> tuple[str, str, int, dict] | None:
+    """A kept user record (`prompt` or `mention`) as a part for `build_rows`, else None."""
+    if record["k"] == "prompt":
+        return (f"u{n}", "user", record["ts"] or 0, {"type": "text", "text": record["text"]})
+    if record["k"] == "mention":
+        return (f"u{n}", "user", record["ts"] or 0, mention_of(record["text"]))
+    return None
+
+
 def build_rows(info: SessionInfo, parts: Iterable[tuple[str, str, int, dict]]) -> SessionRows:
     """SessionRows from (message key, role, time ms, part) in transcript order: consecutive
     parts with one key are one message (Claude Code's lines of one `message.id`)."""

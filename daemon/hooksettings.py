@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from daemon import jsonc
+from daemon.installplan import Plan
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
 MARK = "daemon.hook"
@@ -119,3 +121,30 @@ def uninstall_text(text: str | None) -> str | None:
 
 def commands_of(entry: dict[str, Any]) -> list[str]:
     return [str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict)]
+
+
+def plan_install(plan: Plan, path: Path, command: str, label: str) -> bool:
+    """Plan memoryd's hooks into the hooks file at `path`; False when it cannot be edited."""
+    try:
+        text = install_text(path.read_text(encoding="utf-8") if path.exists() else None, command)
+    except jsonc.JsoncError as exc:
+        plan.manual.append(f"{path}: not rewritten ({exc}); add memoryd's hooks by hand: {command}")
+        return False
+    if text is None:
+        plan.unchanged.append(f"{label} hooks in {path}")
+    else:
+        plan.writes[path] = text
+    return True
+
+
+def plan_uninstall(plan: Plan, path: Path) -> None:
+    """Plan memoryd's hooks out of the hooks file at `path` (the file goes if memoryd made it)."""
+    try:
+        text = uninstall_text(path.read_text(encoding="utf-8") if path.exists() else None)
+    except jsonc.JsoncError as exc:
+        plan.manual.append(f"{path}: not rewritten ({exc}); remove memoryd's hooks by hand")
+        return
+    if text == "":
+        plan.removals.append(path)
+    elif text is not None:
+        plan.writes[path] = text

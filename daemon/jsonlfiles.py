@@ -190,10 +190,13 @@ class JsonlSource:
     """A folder of an agent's JSONL session files as a `SessionSource` (see the module doc).
 
     An agent's reader says which files there are (`listing`), what it keeps of a record
-    (`keep`, applied once per line as it is read) and what the kept records of one file
+    (`record_keeper`, applied once per line as it is read) and what the kept records of one file
     make (`info_of`, `rows_of`)."""
 
     agent = ""
+    record_keeper: Callable[[dict], Any] = staticmethod(lambda record: None)  # what is kept of one line
+    version_pattern = re.compile(rb"$^")  # the agent's version in a file
+    version_at_end = True  # found in the file's last bytes (else its first)
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -213,7 +216,12 @@ class JsonlSource:
         raise NotImplementedError
 
     def keep(self, record: dict) -> Any:
-        raise NotImplementedError
+        return self.record_keeper(record)
+
+    def version(self) -> str | None:
+        """The agent's version that wrote the newest session (each file names it)."""
+        newest = self.newest_file()
+        return version_in(newest, self.version_pattern, tail=self.version_at_end) if newest else None
 
     def info_of(self, path: Path, session_id: str, records: list[Any], stat: Stat) -> SessionInfo | None:
         raise NotImplementedError

@@ -57,16 +57,7 @@ def _servers(text: str | None) -> dict[str, Any]:
 
 def plan_install(env: Mapping[str, str], hook_command: str, mcp_command: Sequence[str]) -> Plan:
     plan = Plan()
-    settings = settings_file(env)
-    try:
-        text = hooksettings.install_text(_read(settings), hook_command)
-    except jsonc.JsoncError as exc:
-        plan.manual.append(f"{settings}: not rewritten ({exc}); add memoryd's hooks by hand: {hook_command}")
-    else:
-        if text is None:
-            plan.unchanged.append(f"Claude Code hooks in {settings}")
-        else:
-            plan.writes[settings] = text
+    hooksettings.plan_install(plan, settings_file(env), hook_command, "Claude Code")
     path, entry = mcp_file(env), mcp_entry(mcp_command)
     try:
         current = _read(path)
@@ -84,16 +75,7 @@ def plan_install(env: Mapping[str, str], hook_command: str, mcp_command: Sequenc
 
 def plan_uninstall(env: Mapping[str, str]) -> Plan:
     plan = Plan()
-    settings = settings_file(env)
-    try:
-        text = hooksettings.uninstall_text(_read(settings))
-    except jsonc.JsoncError as exc:
-        plan.manual.append(f"{settings}: not rewritten ({exc}); remove memoryd's hooks by hand")
-        text = None
-    if text == "":
-        plan.removals.append(settings)
-    elif text is not None:
-        plan.writes[settings] = text
+    hooksettings.plan_uninstall(plan, settings_file(env))
     path = mcp_file(env)
     current = _read(path)
     try:

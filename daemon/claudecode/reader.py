@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from daemon.agentformats import Formats, build_rows, iso_ms, mention_of, title_of
-from daemon.jsonlfiles import JsonlSource, SessionFile, Stat, version_in
+from daemon.agentformats import Formats, build_rows, iso_ms, session_info, title_of, user_part
+from daemon.jsonlfiles import JsonlSource, SessionFile, Stat
 from daemon.source import SessionInfo, SessionRows
 
 AGENT = "claude"
@@ -92,6 +92,9 @@ class ClaudeCodeReader(JsonlSource):
     """Every session under `<config>/projects` (`path`): a `SessionSource`."""
 
     agent = AGENT
+    record_keeper = staticmethod(keep)
+    version_pattern = re.compile(rb'"version":"([^"]+)"')
+    version_at_end = True
 
     def listing(self) -> dict[Path, SessionFile]:
         files: dict[Path, SessionFile] = {}
@@ -106,14 +109,6 @@ class ClaudeCodeReader(JsonlSource):
                 files[path] = SessionFile(path.parent.parent.name, main=False)
         return files
 
-    def keep(self, record: dict) -> Any:
-        return keep(record)
-
-    def version(self) -> str | None:
-        """The agent's version that wrote the newest session (it is in every file)."""
-        newest = self.newest_file()
-        return version_in(newest, re.compile(rb'"version":"([^"]+)"'), tail=True) if newest else None
-
     def info_of(self, path: Path, session_id: str, records: list[Any], stat: Stat) -> SessionInfo | None:
         prompts = [r["text"] for r in records if r["k"] == "prompt"]
         if not prompts:
@@ -124,12 +119,8 @@ class ClaudeCodeReader(JsonlSource):
         talk = [r for r in records if r["k"] in (*CONVERSATION, "assistant")]
         last = talk[-1] if talk else None
         ended = bool(last and last["k"] == "assistant" and last["stop"] == "end_turn")
-        return SessionInfo(
-            id=session_id, title=titles[-1] if titles else title_of(prompts[0]), directory=cwd, project_id="",
-            parent_id=None, time_created=min(times, default=stat[3] // 1_000_000),
-            time_updated=max(times, default=stat[3] // 1_000_000), message_count=len(talk), family=AGENT,
-            ended=ended, agent=AGENT,
-        )  # fmt: skip
+        title = titles[-1] if titles else title_of(prompts[0])
+        return session_info(AGENT, session_id, title, cwd, times, stat[3] // 1_000_000, len(talk), ended)
 
     def rows_of(self, info: SessionInfo, records: list[Any]) -> SessionRows:
         results = {}
@@ -143,10 +134,8 @@ def _parts(records: list[dict], results: dict) -> list[tuple[str, str, int, dict
     parts = []
     for n, r in enumerate(records):
         when = r["ts"] or 0
-        if r["k"] == "prompt":
-            parts.append((f"u{n}", "user", when, {"type": "text", "text": r["text"]}))
-        elif r["k"] == "mention":
-            parts.append((f"u{n}", "user", when, mention_of(r["text"])))
+        if (user := user_part(r, n)) is not None:
+            parts.append(user)
         elif r["k"] == "compact":
             parts.append((f"c{n}", "assistant", when, {"type": "compaction"}))
         elif r["k"] == "assistant":

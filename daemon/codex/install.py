@@ -82,15 +82,8 @@ def plan_install(env: Mapping[str, str], hook_command: str, mcp_command: Sequenc
     plan, home = Plan(), codex_home(env)
     hooks_file, config = home / "hooks.json", home / "config.toml"
     codex = codex_binary(env)
-    try:
-        text = hooksettings.install_text(_read(hooks_file), hook_command)
-    except jsonc.JsoncError as exc:
-        plan.manual.append(f"{hooks_file}: not rewritten ({exc}); add memoryd's hooks by hand: {hook_command}")
+    if not hooksettings.plan_install(plan, hooks_file, hook_command, "Codex"):
         return plan
-    if text is None:
-        plan.unchanged.append(f"Codex hooks in {hooks_file}")
-    else:
-        plan.writes[hooks_file] = text
     current = _read(config)
     table = mcp_table(mcp_command)
     existing = _toml(current).get("mcp_servers", {}).get(OWN_SERVER)
@@ -135,15 +128,7 @@ def plan_uninstall(env: Mapping[str, str], command: Sequence[str] | None = None)
         plan.writes[config] = current.replace(_appended(command), "", 1)
     elif registered:
         plan.manual.append(f"{config}: remove [{MCP_KEY}] and memoryd's [hooks.state] entries by hand (no `codex` on PATH)")
-    try:
-        text = hooksettings.uninstall_text(_read(hooks_file))
-    except jsonc.JsoncError as exc:
-        plan.manual.append(f"{hooks_file}: not rewritten ({exc}); remove memoryd's hooks by hand")
-        text = None
-    if text == "":
-        plan.removals.append(hooks_file)
-    elif text is not None:
-        plan.writes[hooks_file] = text
+    hooksettings.plan_uninstall(plan, hooks_file)
     plan.steps_first = True  # Codex is asked while memoryd's hooks are still in hooks.json
     if not (plan.writes or plan.removals or plan.steps or plan.manual):
         plan.unchanged.append("memoryd is not installed in Codex")

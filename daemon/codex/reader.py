@@ -20,9 +20,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from daemon.agentformats import Formats, build_rows, iso_ms, mention_of, title_of
+from daemon.agentformats import Formats, build_rows, iso_ms, session_info, title_of, user_part
 from daemon.codex.threads import ThreadTitles
-from daemon.jsonlfiles import JsonlSource, SessionFile, Stat, version_in
+from daemon.jsonlfiles import JsonlSource, SessionFile, Stat
 from daemon.source import SessionInfo, SessionRows
 
 AGENT = "codex"
@@ -96,6 +96,9 @@ class CodexReader(JsonlSource):
     """Every rollout under `$CODEX_HOME` (`path`): a `SessionSource`."""
 
     agent = AGENT
+    record_keeper = staticmethod(keep)
+    version_pattern = re.compile(rb'"cli_version":"([^"]+)"')
+    version_at_end = False
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
@@ -109,14 +112,6 @@ class CodexReader(JsonlSource):
                 files.update({p: SessionFile(thread_id(p)) for p in root.rglob("rollout-*.jsonl")})
         return files
 
-    def keep(self, record: dict) -> Any:
-        return keep(record)
-
-    def version(self) -> str | None:
-        """The agent's version that wrote the newest session (it is in every file)."""
-        newest = self.newest_file()
-        return version_in(newest, re.compile(rb'"cli_version":"([^"]+)"'), tail=False) if newest else None
-
     def info_of(self, path: Path, session_id: str, records: list[Any], stat: Stat) -> SessionInfo | None:
         meta = next((r for r in records if r["k"] == "meta"), None)
         prompts = [r["text"] for r in records if r["k"] == "prompt"]
@@ -125,23 +120,18 @@ class CodexReader(JsonlSource):
         times = [r["ts"] for r in records if r["ts"]]
         turns = [r["done"] for r in records if r["k"] == "turn"]
         talk = [r for r in records if r["k"] in ("prompt", "text", "call")]
-        fallback = stat[3] // 1_000_000
-        return SessionInfo(
-            id=session_id, title=self.titles.get(session_id) or title_of(prompts[0]), directory=meta["cwd"],
-            project_id="", parent_id=meta["parent"] or None, time_created=min(times, default=fallback),
-            time_updated=max(times, default=fallback), message_count=len(talk), family=AGENT,
-            ended=bool(turns and turns[-1]), agent=AGENT,
-        )  # fmt: skip
+        title = self.titles.get(session_id) or title_of(prompts[0])
+        ended = bool(turns and turns[-1])
+        return session_info(AGENT, session_id, title, meta["cwd"], times, stat[3] // 1_000_000, len(talk), ended,
+                            meta["parent"] or None)  # fmt: skip
 
     def rows_of(self, info: SessionInfo, records: list[Any]) -> SessionRows:
         outputs = {r["id"]: r["output"] for r in records if r["k"] == "output"}
         parts = []
         for n, r in enumerate(records):
             when = r["ts"] or 0
-            if r["k"] == "prompt":
-                parts.append((f"u{n}", "user", when, {"type": "text", "text": r["text"]}))
-            elif r["k"] == "mention":
-                parts.append((f"u{n}", "user", when, mention_of(r["text"])))
+            if (user := user_part(r, n)) is not None:
+                parts.append(user)
             elif r["k"] == "text":
                 parts.append((f"a{n}", "assistant", when, {"type": "text", "text": r["text"]}))
             elif r["k"] == "call":
