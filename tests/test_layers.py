@@ -22,7 +22,7 @@ BASE = {
     "source", "jsonlfiles", "agentformats", "hookstore", "jsonc", "hooksettings", "installplan",
 }  # fmt: skip
 AGENTS = {"opencode", "claudecode", "codex"}
-FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus"}
+FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus", "mcpfront", "mcpinstructions"}
 # What each layer may import, besides itself.
 ALLOWED = {
     "base": {"base"},

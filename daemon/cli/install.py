@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 
 import click
@@ -33,7 +34,7 @@ def _found(agent: str, env: dict[str, str]) -> bool:
 
 
 def _plan(app: AppContext, agent: str, env: dict[str, str], remove: bool):  # noqa: ANN202 - a Plan
-    from daemon.cli.mcp import memoryd_command, server_command
+    from daemon.cli.mcp import memoryd_command
     from daemon.hooksettings import hook_command
 
     config = os.path.abspath(app.config_path) if app.config_path is not None else None
@@ -41,7 +42,8 @@ def _plan(app: AppContext, agent: str, env: dict[str, str], remove: bool):  # no
         from daemon.opencode.install import config_dir, plan_install, plan_uninstall
 
         return plan_uninstall(config_dir(env)) if remove else plan_install(config_dir(env), memoryd_command(app), app.paths.socket_file)
-    mcp = server_command(app, None)
+    # The MCP server behind its front, which answers the handshake at once (daemon.mcpfront).
+    mcp = [sys.executable, "-m", "daemon.mcpfront", *(["--config", config] if config else [])]
     if agent == "claude":
         from daemon.claudecode import install as claude
 
@@ -60,6 +62,8 @@ def _run(app: AppContext, agents: tuple[str, ...], dry_run: bool, remove: bool) 
     failed = False
     for agent in chosen:
         plan = _plan(app, agent, env, remove)
+        if agent != "opencode" and not remove:
+            plan.steps.append(("keep memoryd's MCP handshake ready (answered at once: daemon.mcpfront)", _prime(app)))
         click.echo(f"{NAMES[agent]}:")
         for line in plan.describe():
             click.echo("  " + ("would " if dry_run and not line.startswith(("unchanged", "/")) else "") + line)
@@ -68,6 +72,19 @@ def _run(app: AppContext, agents: tuple[str, ...], dry_run: bool, remove: bool) 
         failed = failed or bool(plan.manual)
     if failed:
         raise SystemExit(EXIT_FAILED)
+
+
+def _prime(app: AppContext):  # noqa: ANN202 - the step
+    def step() -> None:
+        from daemon.mcpfront import prime
+
+        config = os.path.abspath(app.config_path) if app.config_path is not None else None
+        try:
+            prime([sys.executable, "-m", "daemon.mcpfront", *(["--config", config] if config else [])])
+        except (OSError, subprocess.SubprocessError) as exc:  # the front learns it from the first client instead
+            click.echo(f"  (the MCP handshake is kept from the first session instead: {exc})")
+
+    return step
 
 
 _agent = click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),

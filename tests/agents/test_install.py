@@ -62,7 +62,7 @@ def test_claude_install_keeps_the_users_bytes_and_uninstall_gives_them_back(home
     text = settings.read_text()
     assert set(hooksettings.installed(text)) == set(hooksettings.EVENTS)
     assert "// a comment the user wrote" in text and "~/bin/audit.sh" in text and "notify-send done" in text
-    assert json.loads(state.read_text())["mcpServers"]["memoryd"]["args"][-1] == "mcp"
+    assert json.loads(state.read_text())["mcpServers"]["memoryd"]["args"] == ["-m", "daemon.mcpfront"]
     again = memoryd("install", "--agent", "claude", env=env)
     assert "unchanged: Claude Code hooks" in again.stdout and "write" not in again.stdout
     gone = memoryd("uninstall", "--agent", "claude", env=env)
