@@ -27,6 +27,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -463,9 +464,13 @@ def serve(config: Config, project_dir: Path | None, *, explicit_project: bool = 
     log.info("mcp.starting", extra={"project_dir": str(project_dir)})
     try:
         build_server(service).run("stdio")
-    except Exception:
-        log.exception("mcp server failed")
-        raise
+    except Exception as exc:
+        gone = (BrokenPipeError, ConnectionResetError)  # the client exited or closed our stdout: not a fault
+        if not (isinstance(exc, gone) or isinstance(exc, ExceptionGroup) and exc.split(gone)[1] is None):
+            log.exception("mcp server failed")
+            raise
+        log.info("mcp.client_gone")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left in our buffers goes nowhere
     finally:
         service.close()
         log.info("mcp.stopped")

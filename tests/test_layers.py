@@ -1,6 +1,6 @@
 """Imports flow one way (DESIGN.md, "Layers"): read from every module's own imports.
 
-base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, the source
+base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, lexicon, the source
 interface and the JSONL reading the agents share) → the agents (opencode/, claudecode/,
 codex/), memory/ → capture/, sinks/ → service/ → faces (cli/, mcp, status, __main__). A
 module may import its own layer's package and anything below; no agent imports another
@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "daemon"
 
 BASE = {
-    "config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "__init__",
+    "config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "lexicon", "__init__",
     "source", "jsonlfiles", "agentformats", "hookstore", "jsonc", "hooksettings", "installplan",
 }  # fmt: skip
 AGENTS = {"opencode", "claudecode", "codex"}

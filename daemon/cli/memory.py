@@ -166,7 +166,7 @@ def recall(
     \b
     Examples:
       memoryd recall postgres migration
-      memoryd recall 部署 --scope project
+      memoryd recall deploy --scope project
       memoryd recall wal -n 3 --json
       memoryd recall deploy --cognee
     """

@@ -5,11 +5,11 @@ shares the prompt's *content* words, not its filler. The steps:
 
 1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean
    from the `stop-words` package, a few words of chat about memory itself, and the words of every
-   bug report: fix, fails, error, 失败, エラー, 실패): filler never decides. A CJK bigram is
+   bug report: fix, fails, error, and theirs in each language): filler never decides. A CJK bigram is
    filler when it is a stop word, when both its characters are one-character stop words
-   (的是, 我们), or when it is all hiragana (grammar: します). A Korean or katakana word
-   (a run of its script) is one term, found only where a word starts: 모델에 is 모델 with
-   a particle, never the 모델 inside 뷰모델, and レート is not the レー of マイグレーション.
+   (two particles), or when it is all hiragana (grammar). A Korean or katakana word
+   (a run of its script) is one term, found only where a word starts: a Korean word with
+   a particle is that word, never the same word inside a longer one (model in view-model).
 2. A word more than 2 % of the memories (and over 20, in proportion) hold is common: it
    may add to a memory's score but never decides (`search_terms`). Candidates come from the index (BM25
    on the rarest deciding words, their postings bounded), then a score of our own: each
@@ -171,7 +171,7 @@ def _prompt(
     # A word no memory holds weighs UNHELD of the rarest one held: it says the prompt may
     # be about something else, but not as much as a word held says what it is about (a
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
-    # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
+    # (mostly the seam of two words) and a compound whose parts are terms too.
     # A held word weighs as rare as it is itself (a glossary's other words may be commoner).
     weight = {t: _idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
     # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
@@ -208,7 +208,8 @@ def _prompt(
 class _WordStart(NamedTuple):
     """A form found only where a word starts: " text " in a token stream, but not right
     after its own script's character followed by its first one (in a token stream a word's
-    bigrams overlap: 뷰모 모델 is one word, so 모델 there continues 뷰모델; いポ ポッ is a seam).
+    bigrams overlap: the second bigram of a word continues the first; a word is not found
+    at such a seam).
     A find and two comparisons, not a pattern: compiling one with the script's character
     class cost ~0.5 ms for each new Hangul form (~0.07 ms katakana) a prompt held."""
 

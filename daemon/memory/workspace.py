@@ -83,8 +83,10 @@ class Workspace:
         if scope not in SCOPES:
             raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
         roots: list[MemoryRoot] = []
-        if scope in ("project", "all") and self.project is not None and self.project.path != self.global_root.path:
-            roots.append(self.project)
+        project = self.project  # (a refused `.memory` link is no tree to search)
+        usable = project is not None and project.outside is None and project.path != self.global_root.path
+        if scope in ("project", "all") and usable:
+            roots.append(project)
         if scope in ("global", "all"):
             roots.append(self.global_root)
         return roots
@@ -121,6 +123,8 @@ class Workspace:
         """What to tell a caller whose project memory went to the global tree (empty if none did)."""
         if scope != "project" or self.project is None or self.project.exists():
             return ""
+        if self.project.outside is not None:
+            return f"{self.project.warning()}; the memory went to the global tree"
         return (
             f"this project has no memory tree ({self.project.path} does not exist), so the memory went "
             f"to the global tree; create that folder to keep memories with the project"
@@ -136,7 +140,8 @@ def open_workspace(
 ) -> Workspace:
     """Return the workspace of a caller in `project_dir` (None: global only)."""
     index = index or open_index(config)
-    project = project_tree(project_dir) if project_dir is not None else None
+    follow = config.settings.memory.follow_outside_links
+    project = project_tree(project_dir, follow) if project_dir is not None else None
     real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
     return Workspace(index, global_tree(config.paths), project, real)
 

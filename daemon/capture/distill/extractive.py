@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from daemon import lexicon
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
 from daemon.capture.distill.describe import description, language_of
@@ -29,8 +30,9 @@ from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
-# version are judged again.
-EXTRACTIVE_VERSION = "x3"
+# version are judged again. The lexicon's digest is part of it: a changed word table
+# (`daemon.lexicon`) re-distils extractive notes once.
+EXTRACTIVE_VERSION = f"x3.{lexicon.digest()}"
 
 WORKED, OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = SECTIONS
 _SECTION_OF = {
