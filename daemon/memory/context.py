@@ -29,6 +29,7 @@ from daemon.memory.index import SearchIndex
 from daemon.memory.prompt_terms import searched_part
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
 from daemon.memory.tree import Memory
+from daemon.source import agent_of_tags
 
 if TYPE_CHECKING:
     from daemon.memory.workspace import Workspace
@@ -109,7 +110,9 @@ def _rule_line(memory: Memory) -> str:
 def _inventory_line(memory: Memory) -> str:
     title = cut(_neutral(memory.title), 80)
     rule = ", hard rule" if memory.hard_rule else ""
-    return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
+    agent = agent_of_tags(memory.tags)  # which agent's session a note is
+    kind = (_neutral(memory.kind) or "note") + (f", {agent}" if agent else "")
+    return f"- [{kind}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
 
 
 def estimate_tokens(text: str) -> int:
