@@ -13,9 +13,12 @@ from daemon.config import Config, Paths, Settings
 from daemon.timefmt import iso
 
 
-def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | None = None) -> dict[str, Any]:
+def gather(
+    config: Config, clock: Callable[[], float] = time.time, here: Path | None = None, *, memory_roots: bool = True
+) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json); `here` is the
-    caller's folder, whose project tree is shown even before a session there was captured."""
+    caller's folder, whose project tree is shown even before a session there was captured.
+    `memory_roots` false leaves out the trees (a sync of each: the viewer counts its own)."""
     from daemon.service.lock import read_lock
     from daemon.diskfull import DiskFull
     from daemon.state import StateDB, StateUnusable
@@ -38,7 +41,8 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         "uptime_s": int(uptime.total_seconds()) if uptime else None,
     }
 
-    out["opencode"] = _opencode(paths, out["daemon"]["running"])
+    out["agents"] = agents(paths, out["daemon"]["running"])
+    out["opencode"] = out["agents"][0]
 
     out["here"] = _here(config, here) if here is not None else None
     out["source"], newest = _source(config)
@@ -63,7 +67,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["sink"] = _sink(settings, state)
-        out["memory"] = _memory_roots(config, state, here)
+        out["memory"] = _memory_roots(config, state, here) if memory_roots else []
     finally:
         state.close()
     out["checked_at"] = iso(int(now * 1000))
@@ -139,6 +143,11 @@ def _stale(settings: Settings, distilled: list[Any]) -> int:
 
     identity = Identity(*distiller_identity(settings.llm))
     return sum(1 for r in distilled if is_stale(r, identity) and not r.needs_upgrade)
+
+
+def agents(paths: Paths, running: bool) -> list[dict[str, Any]]:
+    """Each agent memoryd serves, with its hooks' state (`status` and the viewer list them)."""
+    return [{"name": "OpenCode", **_opencode(paths, running)}]
 
 
 def _opencode(paths: Paths, running: bool) -> dict[str, Any]:

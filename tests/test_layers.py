@@ -1,7 +1,7 @@
 """Imports flow one way (DESIGN.md, "Layers"): read from every module's own imports.
 
 base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull) → opencode/, memory/
-→ capture/, sinks/ → service/ → faces (cli/, mcp, status, __main__). A module may import
+→ capture/, sinks/ → service/ → faces (cli/, mcp, status, ui/, __main__). A module may import
 its own layer's package and anything below; opencode/ and memory/ never import each
 other, nor capture/ and sinks/. Lazy imports inside functions and imports for type
 checking count the same: they are dependencies all the same.
@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "daemon"
 
 BASE = {"config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "__init__"}
-FACES = {"cli", "mcp", "status", "__main__"}
+FACES = {"cli", "mcp", "status", "ui", "__main__"}
 # What each layer may import, besides itself.
 ALLOWED = {
     "base": {"base"},

@@ -45,6 +45,12 @@ def run(app: AppContext) -> None:
         raise
 
 
+def _viewer(config):  # noqa: ANN001, ANN202 - imported only when `memoryd ui` first asks
+    from daemon.ui.server import daemon_viewer
+
+    return daemon_viewer(config)
+
+
 def _run(app: AppContext, under_launchd: bool) -> None:
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
@@ -56,7 +62,7 @@ def _run(app: AppContext, under_launchd: bool) -> None:
     app.setup_logging(stderr=not under_launchd)
     # `kill -USR1 <pid>` prints every thread's stack to stderr: for "it seems stuck" reports.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    daemon = Daemon(app.config, app.config_path)
+    daemon = Daemon(app.config, app.config_path, ui_factory=_viewer)
     try:
         code = daemon.run()
     except AlreadyRunning as exc:

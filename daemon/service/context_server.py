@@ -4,6 +4,7 @@
                                          `session` (optional): the asking session, whose
                                          own note is never previewed
     POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
+    POST /ui                             start the viewer (`memoryd ui`): {"port": …}
     GET  /health                         {"ok": true, "pid": …}
 
 Requests are answered by a few kept threads (`socket_pool`: no thread started per
@@ -107,9 +108,12 @@ class ContextServer:
         self,
         config: Callable[[], Config],
         on_idle: Callable[[str], None],
+        on_ui: Callable[[], int] | None = None,
     ) -> None:
         self._config = config  # the daemon's current one (a reload replaces it)
         self._on_idle = on_idle
+        self._on_ui = on_ui  # starts the viewer, returns its port (None: this daemon has none)
+        self.given: Any = None  # the record of served blocks (service.given), from start()
         self.log = get_logger("memoryd.socket")
         self._index_db: Any = None  # one read connection, used under `_build` only
         self._lock = threading.Lock()
@@ -145,7 +149,10 @@ class ContextServer:
                 hint="sessions still get memory: the plugin runs `memoryd context` instead",
             )
             return False
+        from daemon.service.given import GivenLog, given_path
+
         self._server, self.path = server, path
+        self.given = GivenLog(given_path(self._config().paths.state_dir))
         server.pool.start()
         self.log.info("socket.listening", path=str(path))
         return True
@@ -154,6 +161,9 @@ class ContextServer:
         if self._server is not None:
             self._server.close()
             self._server = None
+        if self.given is not None:
+            self.given.close()
+            self.given = None
         if self.path is not None:
             self.path.unlink(missing_ok=True)
             self.path = None
@@ -243,6 +253,10 @@ class ContextServer:
     def idle(self, session_id: str) -> None:
         self._on_idle(session_id)
 
+    def start_ui(self) -> int | None:
+        """Start the viewer (if this daemon serves one) and return its port."""
+        return self._on_ui() if self._on_ui is not None else None
+
 
 class _Handler(BaseHTTPRequestHandler):
     """One request; `self.server.context_server` answers it."""
@@ -323,9 +337,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(500, {"error": f"context failed: {exc}"})
             return
         self._reply(200, payload)
+        given = self.server.context_server.given
+        if given is not None:  # after the answer went out: a queue put, nothing more
+            given.record(session, directory, prompt, payload)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         if self._too_late():
+            return
+        if urlsplit(self.path).path == "/ui":
+            self._start_ui()
             return
         if urlsplit(self.path).path != "/idle":
             self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle"})
@@ -351,6 +371,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.server.context_server.idle(session_id)
         self._reply(202, {"ok": True})
+
+    def _start_ui(self) -> None:
+        try:
+            port = self.server.context_server.start_ui()
+        except OSError as exc:
+            self._reply(503, {"error": f"the viewer cannot start: {exc}"})
+            return
+        if port is None:
+            self._reply(404, {"error": "this daemon serves no viewer"})
+            return
+        self._reply(200, {"ok": True, "port": port})
 
 
 
