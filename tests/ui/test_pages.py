@@ -1,0 +1,181 @@
+"""The viewer's pages and changes over real HTTP, against real trees (no browser)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import httpx
+
+from daemon.memory.commands import remember
+from daemon.memory.workspace import open_workspace
+
+from .conftest import XSS_IMG, XSS_PROMPT, XSS_SCRIPT, World
+from .test_security import csrf_of, logged_in
+
+
+def test_every_page_reads_without_javascript(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    overview = client.get("/")
+    assert overview.status_code == 200 and "OpenCode" in overview.text and "Capture" in overview.text
+    sessions = client.get("/sessions")
+    assert sessions.text.count("fixed the flaky login test") == 3
+    memories = client.get("/memories").text
+    # Hard rules first, session notes left to the Sessions page.
+    assert memories.index("Never push to main") < memories.index("Use WAL mode")
+    assert "flaky login" not in memories
+    note = client.get(f"/memories/{world.ids['session1']}").text
+    assert "<h2>What Was Worked On</h2>" in note and "Edit</a>" not in note  # a note is rendered, not edited
+
+
+def test_memories_filter_by_kind_and_project(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    decisions = client.get("/memories", params={"kind": "decision"}).text
+    assert "Use WAL mode" in decisions and "Never push to main" not in decisions
+    machine_wide = client.get("/memories", params={"project": ""}).text
+    assert "部署 runs from the release branch" in machine_wide and "Use WAL mode" not in machine_wide
+
+
+def test_listings_page_instead_of_listing_everything(served, world: World) -> None:  # noqa: ANN001
+    with open_workspace(world.config, world.project, explicit_project=True) as ws:
+        for n in range(120):
+            remember(ws, kind="fact", title=f"Fact number {n:03d}", body=f"The {n}th fact.")
+    client = logged_in(served)
+    pages = (client.get("/memories", params={"kind": "fact", "project": str(world.project), "page": p}) for p in (1, 2, 3))
+    first, second, third = (page.text for page in pages)
+    titles = [set(re.findall(r"Fact number \d{3}", page)) for page in (first, second, third)]
+    assert [len(t) for t in titles] == [50, 50, 20]
+    assert not titles[0] & titles[1] and 'rel="next"' in second and 'rel="next"' not in third
+    assert "Fact number 119" in first  # newest first
+
+
+def test_search_finds_cjk_and_marks_the_matches(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    found = client.get("/search", params={"q": "部署", "project": str(world.project), "scope": "all"}).text
+    assert "<mark>部署</mark> runs from the release branch" in found
+    # The CLI's scopes: a project scope leaves the global tree out.
+    project_only = client.get("/search", params={"q": "部署", "project": str(world.project), "scope": "project"}).text
+    assert "release branch" not in project_only
+    typed = client.get("/search", params={"q": "checkpoint wal", "project": str(world.project)}, headers={"HX-Request": "true"})
+    assert "<html" not in typed.text and "<mark>WAL</mark> mode" in typed.text  # htmx gets the results alone
+
+
+def test_memory_text_is_escaped_everywhere(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    pages = [client.get(p).text for p in ("/memories", f"/memories/{world.ids['xss']}", "/search?q=title&project=" + str(world.project), "/given")]
+    for html in pages:
+        assert "<script>window" not in html and "<img src=x" not in html and "<svg onload" not in html
+    page = pages[1]
+    assert "&lt;script&gt;window.__xss" in page
+    assert 'href="javascript:' not in page.lower()
+    # A 15,000-character line is cut before rendering.
+    assert "x" * 2000 in page and "x" * 2001 not in page
+
+
+def test_an_edit_changes_only_the_lines_it_touched_and_recompiles_index_md(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    mid, path = world.ids["wal"], world.file_of("wal")
+    before = path.read_text().splitlines()
+    form = client.get(f"/memories/{mid}/edit").text
+    body = re.search(r"<textarea[^>]*>(.*?)</textarea>", form, re.S).group(1)
+    assert "Checkpoint after each pass." in body
+    answer = client.post(
+        f"/memories/{mid}/edit",
+        data={"csrf": csrf_of(client, f"/memories/{mid}/edit"), "description": "WAL: sessions never queue on the database.",
+              "tags": "db, sqlite", "body": body.replace("each pass", "each capture pass").replace("\n", "\r\n")},
+    )  # fmt: skip
+    assert answer.status_code == 303 and answer.headers["location"] == f"/memories/{mid}?done=saved"
+    after = path.read_text().splitlines()
+    diff = difflib.unified_diff(before, after, lineterm="", n=0)
+    # `updated` moves (unless the edit came within the same second): every other line stays.
+    changed = [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---") and "updated:" not in line]
+    assert sorted(changed) == sorted([
+        "-" + next(line for line in before if line.startswith("description:")),
+        '+description: "WAL: sessions never queue on the database."',
+        "-Checkpoint after each pass.",
+        "+Checkpoint after each capture pass.",
+    ])  # fmt: skip
+    assert len(after) == len(before) and after[-1] == "Never VACUUM live."
+    index_md = (path.parent / "index.md").read_text()
+    assert "WAL: sessions never queue on the database." in index_md
+
+
+def test_an_edit_with_a_credential_is_refused_and_writes_nothing(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    mid, path = world.ids["wal"], world.file_of("wal")
+    before = path.read_bytes()
+    answer = client.post(
+        f"/memories/{mid}/edit",
+        data={"csrf": csrf_of(client, f"/memories/{mid}/edit"), "description": "", "tags": "",
+              "body": "the key is sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3},
+    )  # fmt: skip
+    assert answer.status_code == 422 and "refusing to save" in answer.text
+    assert path.read_bytes() == before
+
+
+def test_forget_asks_first_then_deletes_and_recompiles(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    mid, path = world.ids["wal"], world.file_of("wal")
+    confirm = client.get(f"/memories/{mid}/forget").text
+    assert "Forget this memory?" in confirm and str(path) in confirm and path.exists()
+    token = csrf_of(client, f"/memories/{mid}/forget")
+    unconfirmed = client.post(f"/memories/{mid}/forget", data={"csrf": token})
+    assert unconfirmed.status_code == 303 and path.exists()  # back to the question
+    done = client.post(f"/memories/{mid}/forget", data={"csrf": token, "confirm": "yes"})
+    assert done.status_code == 303 and not path.exists()
+    assert "Use WAL mode" not in (path.parent / "index.md").read_text()
+    assert client.get(f"/memories/{mid}").status_code == 404
+
+
+def test_make_a_hard_rule_lists_it_in_root_md(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    mid = world.ids["wal"]
+    answer = client.post(f"/memories/{mid}/hard-rule", data={"csrf": csrf_of(client, f"/memories/{mid}")})
+    assert answer.status_code == 303
+    assert "hard_rule: true" in world.file_of("wal").read_text()
+    assert "Use WAL mode" in (world.project / ".memory" / "ROOT.md").read_text()
+    listed = client.get("/memories").text
+    assert listed.index("Use WAL mode") < listed.index("部署 runs from")  # hard rules first
+
+
+def test_what_a_session_was_given_shows_the_exact_block_and_why(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    recent = client.get("/given").text
+    assert "ses_xss_prompt" in recent and "fix the WAL checkpoint" in recent and XSS_SCRIPT not in recent
+    one = client.get("/given/0").text
+    assert "&lt;memoryd-context&gt;" in one and "Never push to main" in one
+    assert "A hard rule of this project" in one and "Inventory:" in one
+
+
+def test_try_a_prompt_shows_the_block_a_new_session_would_get(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    page = client.get("/given", params={"project": str(world.project), "prompt": "how do we checkpoint the WAL"}).text
+    tried = page.split('id="tried"', 1)[1]
+    assert "## Relevant to the first prompt" in tried and "Use WAL mode" in tried
+    assert "Chosen for the first prompt by the relevance ranking." in tried and "Rank 1, score" in tried
+    elsewhere = client.get("/given", params={"project": "", "prompt": "how do we checkpoint the WAL"}).text
+    assert "Use WAL mode" not in elsewhere.split('id="tried"', 1)[1]  # another project's memory is never given
+
+
+def test_memoryd_ui_serves_standalone_when_no_daemon_runs(home, world: World) -> None:  # noqa: ANN001
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daemon", "ui", "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=os.environ.copy(),
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line).group(0)
+        client = httpx.Client(follow_redirects=True)
+        page = client.get(url)
+        assert page.status_code == 200 and str(page.url).endswith("/") and "token=" not in str(page.url)
+        assert "Use WAL mode" in client.get(url.split("?")[0] + "memories").text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert XSS_IMG not in out and "Traceback" not in err
+    assert XSS_PROMPT  # the recorded prompt came from the fixture world
