@@ -61,6 +61,8 @@ def _reason(section: str) -> str:
 
 def explain_block(block: str, evidence: dict[str, dict[str, Any]]) -> list[Item]:
     """The block's memory lines, each with the rule (or the ranking evidence) that put it there."""
+    from daemon.memory.context import RELEVANT_HEADING
+
     items: list[Item] = []
     section = ""
     for line in block.splitlines():
@@ -71,7 +73,8 @@ def explain_block(block: str, evidence: dict[str, dict[str, Any]]) -> list[Item]
             continue
         found = _ID.findall(line)
         memory_id = found[-1] if found else None
-        items.append(Item(line, section, _reason(section), memory_id, evidence.get(memory_id or "")))
+        ranked = evidence.get(memory_id or "") if section.startswith(RELEVANT_HEADING) else None
+        items.append(Item(line, section, _reason(section), memory_id, ranked))
     return items
 
 

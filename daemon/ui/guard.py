@@ -5,7 +5,7 @@ a foreign Host header (DNS rebinding) gets 421, a missing or wrong secret 401, a
 other than GET, HEAD or POST 405 (there is no CORS: no preflight is ever answered). A
 POST from another origin is refused here; its CSRF token is checked by the page that
 reads its form (`Viewer.form`). Every answer forbids framing, sniffing, caching,
-referrers and any script or style not served by the viewer itself.
+referrers to other sites and any script or style not served by the viewer itself.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),

@@ -91,3 +91,11 @@ def served(world: World) -> Iterator:
         yield running
     finally:
         running.close()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    """Name the browser the real-browser tests ran in, in the test report."""
+    from .test_browser import ARTIFACTS, BROWSER_VERSION
+
+    if BROWSER_VERSION:
+        terminalreporter.write_line(f"viewer browser tests ran in {BROWSER_VERSION[0]}; screenshots in {ARTIFACTS}")
