@@ -261,6 +261,8 @@ def test_a_post_without_csrf_is_refused_from_the_page_itself(page, served, world
 class _AttackerPage(http.server.BaseHTTPRequestHandler):
     """Another site on this machine whose page posts a forget to the viewer on load."""
 
+    timeout = 2  # a connection the browser opens ahead and never uses must not hold the server
+
     target = ""
 
     def do_GET(self) -> None:  # noqa: N802
