@@ -14,7 +14,7 @@ import httpx
 from daemon.memory.commands import remember
 from daemon.memory.workspace import open_workspace
 
-from .conftest import XSS_IMG, XSS_PROMPT, XSS_SCRIPT, World
+from .conftest import XSS_SCRIPT, World
 from .test_security import csrf_of, logged_in
 
 
@@ -177,5 +177,4 @@ def test_memoryd_ui_serves_standalone_when_no_daemon_runs(home, world: World) ->
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    assert XSS_IMG not in out and "Traceback" not in err
-    assert XSS_PROMPT  # the recorded prompt came from the fixture world
+    assert "Traceback" not in err and out.count("http://127.0.0.1") == 1  # the address, printed once
