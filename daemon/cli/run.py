@@ -8,9 +8,16 @@ import os
 import signal
 import sys
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import click
 
 from daemon.cli.app import EXIT_USAGE, AppContext, fail
+
+if TYPE_CHECKING:
+    from daemon.config import Config
+    from daemon.ui.server import RunningViewer
 
 
 @click.command()
@@ -45,7 +52,8 @@ def run(app: AppContext) -> None:
         raise
 
 
-def _viewer(config):  # noqa: ANN001, ANN202 - imported only when `memoryd ui` first asks
+def _viewer(config: Callable[[], Config]) -> RunningViewer:
+    """The viewer the daemon starts when `memoryd ui` first asks (imported only then)."""
     from daemon.ui.server import daemon_viewer
 
     return daemon_viewer(config)

@@ -124,18 +124,26 @@ async def given(viewer: Viewer, request: Request) -> Response:
     for n, entry in enumerate(recorded):
         entry["number"] = (number - 1) * PAGE_SIZE + n
         entry["when"] = datetime.fromtimestamp(float(entry.get("at") or 0), UTC)
+    from daemon.memory.workspace import MemoryCommandError
+
     project = request.query_params.get("project", "")[:4096]
     prompt = request.query_params.get("prompt", "")[:MAX_PROMPT]
-    tried = _try(viewer, project, prompt) if "prompt" in request.query_params else None
+    tried, error = None, ""
+    if "prompt" in request.query_params:
+        try:
+            tried = _try(viewer, project, prompt)
+        except MemoryCommandError as exc:
+            error = str(exc)
     projects = [p for p, _ in viewer.browser.projects() if p]
     return viewer.page(
         request, "given.html", recorded=recorded[:PAGE_SIZE], has_next=len(recorded) > PAGE_SIZE, number=number,
-        project=project, prompt=prompt, tried=tried, projects=projects, words=query_words(prompt),
+        project=project, prompt=prompt, tried=tried, error=error, projects=projects, words=query_words(prompt),
     )  # fmt: skip
 
 
 async def given_one(viewer: Viewer, request: Request) -> Response:
     """One recorded block, exactly as served, each line with why it is there."""
+    from daemon.memory.workspace import MemoryCommandError
     from daemon.service.given import read_given
 
     number = request.path_params["number"]
@@ -146,7 +154,10 @@ async def given_one(viewer: Viewer, request: Request) -> Response:
     entry["when"] = datetime.fromtimestamp(float(entry.get("at") or 0), UTC)
     prompt = str(entry.get("prompt") or "")
     settings = viewer.config().settings
-    ws = viewer.workspace(str(entry.get("dir") or "") or None)
-    evidence = ranking_evidence(ws, prompt, settings.inject.recall_k, viewer.clock())
+    try:
+        ws = viewer.workspace(str(entry.get("dir") or "") or None)
+        evidence = ranking_evidence(ws, prompt, settings.inject.recall_k, viewer.clock())
+    except MemoryCommandError:  # the session's folder is gone: the block still shows
+        evidence = {}
     items = explain_block(entry["block"], evidence)
     return viewer.page(request, "given_one.html", entry=entry, items=items, words=query_words(prompt))

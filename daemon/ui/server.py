@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from daemon.ui.security import TOKEN_PARAM, load_secret, loopback_host
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from daemon.config import Config
     from daemon.ui.viewer import Viewer
 
@@ -44,7 +46,7 @@ def url_of(port: int, secret: str, path: str = "/") -> str:
     return f"http://127.0.0.1:{port}{path}?{TOKEN_PARAM}={secret}"
 
 
-def _server(viewer: Viewer, sock: socket.socket):  # -> uvicorn.Server
+def _server(viewer: Viewer, sock: socket.socket) -> uvicorn.Server:
     import uvicorn
 
     from daemon.ui.app import make_app

@@ -78,9 +78,11 @@ class Viewer:
     def workspace(self, project: str | None = None) -> Workspace:
         """The workspace of a caller in `project` (a worktree; None: the global tree only),
         as the CLI opens it for `--project DIR`."""
-        from daemon.memory.workspace import open_workspace
+        from daemon.memory.workspace import InvalidInput, open_workspace
 
         where = Path(project) if project else None
+        if where is not None and not where.is_dir():
+            raise InvalidInput(f"project {project}: no such directory")
         ws = open_workspace(self.config(), where, explicit_project=where is not None, index=self.index)
         ws.trust_index = self.daemon
         ws.clock = self.clock
