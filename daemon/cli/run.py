@@ -52,11 +52,11 @@ def run(app: AppContext) -> None:
         raise
 
 
-def _viewer(config: Callable[[], Config]) -> RunningViewer:
-    """The viewer the daemon starts when `memoryd ui` first asks (imported only then)."""
+def _viewer(config: Callable[[], Config], port: int) -> RunningViewer:
+    """The viewer the daemon starts when `memoryd ui` asks (imported only then)."""
     from daemon.ui.server import daemon_viewer
 
-    return daemon_viewer(config)
+    return daemon_viewer(config, port)
 
 
 def _run(app: AppContext, under_launchd: bool) -> None:

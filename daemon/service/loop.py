@@ -60,7 +60,7 @@ class Daemon:
         config_path: Path | None = None,
         notifier: Notifier | None = None,
         jobs_factory: Callable[[Config, WriteFence], Jobs] | None = None,
-        ui_factory: Callable[[Callable[[], Config]], Any] | None = None,
+        ui_factory: Callable[[Callable[[], Config], int], Any] | None = None,
     ) -> None:
         from daemon.service.notify import Notifier
 
@@ -252,10 +252,11 @@ class Daemon:
         self._socket.start(self.config.paths.socket_file)
 
     def start_ui(self) -> int:
-        """Start the viewer on its own thread (once) and return its port."""
+        """Start the viewer on its own thread (again, on its old port, if it stopped idle)."""
         with self._ui_lock:
-            if self._ui is None and self._ui_factory is not None:
-                self._ui = self._ui_factory(lambda: self.config)
+            if (self._ui is None or not self._ui.alive) and self._ui_factory is not None:
+                port = self._ui.port if self._ui is not None else 0
+                self._ui = self._ui_factory(lambda: self.config, port)
                 self.log.info("ui.listening", port=self._ui.port)
             return self._ui.port
 

@@ -42,4 +42,4 @@ def make_app(viewer: Viewer) -> Guard:
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={CsrfRefused: refused})
-    return Guard(app, lambda: viewer.secret, viewer.hosts)
+    return Guard(app, lambda: viewer.secret, viewer.hosts, viewer.seen)

@@ -45,10 +45,13 @@ NO_SECRET = (
 class Guard:
     """Refuses what is not this machine's browser with this install's secret."""
 
-    def __init__(self, app: ASGIApp, secret: Callable[[], str], hosts: Callable[[], frozenset[str]]) -> None:
+    def __init__(
+        self, app: ASGIApp, secret: Callable[[], str], hosts: Callable[[], frozenset[str]], seen: Callable[[], None]
+    ) -> None:
         self.app = app
         self.secret = secret
         self.hosts = hosts
+        self.seen = seen  # told of every request: an idle viewer may stop
 
     async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -56,6 +59,7 @@ class Guard:
             return
 
         started = time.perf_counter()
+        self.seen()
 
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":

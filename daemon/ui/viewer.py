@@ -53,6 +53,7 @@ class Viewer:
         self.daemon = daemon  # True: the daemon keeps the index current, reads trust it
         self.clock = clock
         self.port = 0  # set once the socket is bound (the Host check needs it)
+        self.last_request = time.monotonic()  # the guard moves it: an idle viewer can stop
         self._index: SearchIndex | None = None
         self._refreshed = 0.0
         self.browser = Browser(config().paths.index_db)
@@ -114,6 +115,10 @@ class Viewer:
 
     def hosts(self) -> frozenset[str]:
         return allowed_hosts(self.port)
+
+    def seen(self) -> None:
+        """A request came in (the guard says so first): the viewer is in use."""
+        self.last_request = time.monotonic()
 
     def page(self, request: Request, template: str, code: int = 200, **data: Any) -> HTMLResponse:
         session = request.scope.get("state", {}).get("session", "")

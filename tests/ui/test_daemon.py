@@ -112,3 +112,21 @@ def test_memoryd_ui_opens_the_running_daemons_viewer(home, world: World) -> None
         out, _ = daemon.communicate(timeout=60)
     assert daemon.returncode == 0, out
     assert "ui.listening" in out and "Traceback" not in out
+
+
+def test_the_daemons_viewer_stops_when_idle_and_starts_again_on_its_port(world: World) -> None:
+    from daemon.ui.server import start_viewer
+
+    viewer = start_viewer(lambda: world.config, daemon=True, idle_stop_s=0.3)
+    try:
+        port = viewer.port
+        assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 401  # a request keeps it up a while
+        _wait_for(lambda: not viewer.alive, 10)
+        assert not viewer.alive
+    finally:
+        viewer.close()
+    again = start_viewer(lambda: world.config, daemon=True, port=port)
+    try:
+        assert again.port == port and httpx.get(f"http://127.0.0.1:{port}/").status_code == 401
+    finally:
+        again.close()
