@@ -7,7 +7,6 @@ import logging
 import os
 import signal
 import sys
-
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 

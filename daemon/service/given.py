@@ -42,7 +42,7 @@ class GivenLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(QUEUE_MAX)
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, int], None] = OrderedDict()
         self._thread = threading.Thread(target=self._run, name="memoryd-given", daemon=True)
         self._thread.start()
 
@@ -51,7 +51,7 @@ class GivenLog:
         if not session or not payload.get("block"):
             return
         entry = {
-            "at": time.time(), "session": session, "dir": directory, "prompt": prompt[:PROMPT_CHARS],
+            "at": time.time(), "session": session, "dir": directory, "prompt": prompt,
             "block": payload["block"], "relevant": payload.get("relevant", []),
             "generation": payload.get("generation"), "tokens": payload.get("tokens"),
         }  # fmt: skip
@@ -66,7 +66,7 @@ class GivenLog:
 
     def _run(self) -> None:
         while (entry := self._queue.get()) is not None:
-            key = (entry["session"], entry["block"])
+            key = (entry["session"], hash(entry["block"]))
             if key in self._seen:
                 continue
             self._seen[key] = None
@@ -80,7 +80,8 @@ class GivenLog:
     def _append(self, entry: dict[str, Any]) -> None:
         from daemon.scrub import redact  # the prompt is the user's text: scrubbed before it is kept
 
-        entry["prompt"] = redact(entry["prompt"])
+        # Scrubbed whole, then cut: a cut first could leave half a credential unrecognised.
+        entry["prompt"] = redact(entry["prompt"])[:PROMPT_CHARS]
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             if self.path.stat().st_size + len(line) > MAX_BYTES:
