@@ -220,7 +220,7 @@ def test_try_a_prompt(page, served, world: World) -> None:  # noqa: ANN001
     page.get_by_role("button", name="Show the block").click()
     block = page.locator("#tried pre.block").inner_text()
     assert block.startswith("<memoryd-context>") and "## Relevant to the first prompt" in block and "Use WAL mode" in block
-    assert page.locator("#tried .why", has_text="Rank 1, score").count() == 1
+    assert page.locator("#tried .evidence", has_text="Rank 1, score").count() == 1
     shot(page, "given-try")
 
 
