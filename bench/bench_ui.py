@@ -22,10 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 from pathlib import Path
@@ -56,14 +58,16 @@ def logged_in(base: str, secret: str):  # noqa: ANN201 - an httpx.Client holding
 
 def page_variants(count: int, project: Path, rng: random.Random, ids: list[str]) -> dict[str, list[str]]:
     """The pages, each with the variants a person clicks through (`ids`: memories to open)."""
-    deep = max(1, min(2000, count // 2 // 50 - 1))
+    # The generated memories' times span January to September 2025: a cursor in June.
+    deep = 1_748_736_000
     words = queries(40, seed=5)
     quoted = urllib.parse.quote(str(project))
     return {
         "overview": ["/"],
-        "sessions": ["/sessions", "/sessions?page=2", f"/sessions?project={quoted}", f"/sessions?page={deep // 10 or 1}"],
-        "memories": ["/memories", "/memories?page=2", f"/memories?page={deep}", f"/memories?project={quoted}"]
-        + [f"/memories?kind={c}" for c in CATEGORIES if c != "sessions"],
+        "sessions": ["/sessions", f"/sessions?project={quoted}", f"/sessions?after={deep}:0"],
+        # after=: a page deep in the listing (a cursor far down, as "Older →" leads there)
+        "memories": ["/memories", f"/memories?after={deep}:0", f"/memories?project={quoted}", f"/memories?project={quoted}&after={deep}:0"]
+        + [f"/memories?kind={c}" for c in CATEGORIES] + [f"/memories?kind={c}&after={deep}:0" for c in CATEGORIES[:3]],
         "one memory": [f"/memories/{i}" for i in ids],
         "edit form": [f"/memories/{i}/edit" for i in ids[:10]],
         "search page": [f"/search?{urllib.parse.urlencode({'q': q, 'project': str(project)})}" for q in words],
@@ -170,6 +174,31 @@ def remembered(config, project: Path, count: int = 40) -> list[str]:  # noqa: AN
         ]
 
 
+def session_notes(home: Path, count: int) -> Path:
+    """`count` session notes (kind session, as capture writes them) in a project of their
+    own beside the generated trees, indexed; the caller forgets the tree afterwards."""
+    from daemon.config import Config, load_settings
+    from daemon.memory.index import open_index
+    from daemon.memory.roots import MemoryRoot
+
+    project = Path(tempfile.mkdtemp(prefix="mdb-notes-"))
+    (project / ".git").mkdir()
+    folder = project / ".memory" / "sessions"
+    folder.mkdir(parents=True)
+    corpus = Corpus(17)
+    for i in range(count):
+        day = f"2025-{1 + i % 9:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z"
+        (folder / f"ses-{i:06d}.md").write_text(
+            f"---\nid: ses_{i:06d}\ntitle: {corpus.sentence()[:80]}\ndescription: {corpus.sentence()[:120]}\n"
+            f"kind: session\nsession_id: ses_{i:06d}\nproject: {project}\nstarted: {day}\nupdated: {day}\n---\n\n"
+            f"## What Was Worked On\n- {corpus.sentence()}\n\n## Outcome / Current State\n- {corpus.sentence()}\n",
+            encoding="utf-8",
+        )
+    with open_index(Config(*load_settings())) as index:
+        index.sync_root(MemoryRoot(project / ".memory", "project"))
+    return project
+
+
 def bench_size(count: int, requests: int) -> None:
     from daemon.config import Config, load_settings
     from daemon.service.context_server import SWITCH_INTERVAL_S, ContextServer
@@ -184,6 +213,9 @@ def bench_size(count: int, requests: int) -> None:
 
     StateDB(config.paths.state_db).close()  # the Overview reads the capture state (empty here)
     project = (home / "p" / "shop").resolve()
+    started = time.perf_counter()
+    notes = session_notes(home, count // 10)
+    print(f"({count // 10:,} session notes written and indexed in {time.perf_counter() - started:.0f} s)")
     sock = home / "s" / "ui-bench.sock"
     server = ContextServer(lambda: config, lambda _sid: None)
     server.start(sock)
@@ -204,6 +236,12 @@ def bench_size(count: int, requests: int) -> None:
     finally:
         viewer.close()
         server.close()
+        from daemon.memory.index import open_index
+        from daemon.memory.roots import MemoryRoot
+
+        with open_index(config) as index:  # a cached home stays as generated
+            index.forget_root(MemoryRoot(notes / ".memory", "project"))
+        shutil.rmtree(notes, ignore_errors=True)
     print(f"(CPU steal during this size: {steal.share()})")
 
 

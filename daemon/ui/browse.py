@@ -1,23 +1,32 @@
 """The viewer's listings, paged, read from the search index on a read-only connection.
 
-Every listing asks SQLite for one page (PAGE_SIZE + 1 rows: the extra one says whether
-there is a next page) and counts from the kept tallies, never from a pass over the rows:
-a page costs the same at 100 memories and at 100,000.
+A page is found by walking the index's `doc_inventory` (root, project, kind rank, newest
+first) from a cursor, the last row of the page before (its time and rowid), for each
+(tree, project) the tallies name: PAGE_SIZE + 1 rows from each walk, merged. No page
+sorts or skips the whole store, so the thousandth page costs what the first does, at
+100 memories and at 100,000. A kind (category) is filtered on the walk when it is common
+and read from its own index (`doc_root_title`) and sorted when it is rare; counts come
+from the kept tallies.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+import heapq
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 PAGE_SIZE = 50
-MAX_PAGE = 2000  # past 100,000 rows an offset is no way to browse: search instead
+MAX_PAGE = 2000  # of the record of given blocks (a small file): page numbers there
 SESSION_KIND = "session"
 
-_COLUMNS = "id, title, description, kind, category, tags, hard_rule, scope, project, root, path, sort_ts, expires"
+_COLUMNS = "id, title, description, kind, category, tags, hard_rule, scope, project, root, path, sort_ts, expires, rowid"
+RARE_KIND = 5000  # a kind with fewer memories is read from its own index and sorted
+HARD_RULES_SHOWN = 100
+# The index's kind ranks (index_schema.KIND_RANK): 0 lessons and gotchas, 1 the rest, 2 sessions.
+MEMORY_RANKS, SESSION_RANKS = (0, 1), (2,)
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,7 @@ class Row:
     path: str
     when: datetime
     expires: str | None
+    rowid: int = 0
 
     @property
     def day(self) -> str:
@@ -45,12 +55,25 @@ class Row:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a listing."""
+    """One page of a listing, and the cursor of the next one ("" when it is the last)."""
 
     rows: list[Row]
-    number: int
-    has_next: bool
-    total: int | None = None
+    after: str  # where the page started ("" : the newest)
+    next_after: str
+    hard_rules: list[Row] = field(default_factory=list)  # on a first page of memories
+
+
+def cursor_of(row: Row) -> str:
+    return f"{row.when.timestamp():.6f}:{row.rowid}"
+
+
+def parse_cursor(text: str | None) -> tuple[float, int] | None:
+    """(time, rowid) from a page link's `after`; None for the first page or anything unreadable."""
+    try:
+        when, rowid = (text or "").split(":")
+        return float(when), int(rowid)
+    except ValueError:
+        return None
 
 
 def _row(r: sqlite3.Row) -> Row:
@@ -60,7 +83,7 @@ def _row(r: sqlite3.Row) -> Row:
         tags = ()
     return Row(
         r["id"], r["title"], r["description"], r["kind"], r["category"], tags, bool(r["hard_rule"]), r["scope"],
-        r["project"], r["root"], r["path"], datetime.fromtimestamp(r["sort_ts"], UTC), r["expires"],
+        r["project"], r["root"], r["path"], datetime.fromtimestamp(r["sort_ts"], UTC), r["expires"], r["rowid"],
     )  # fmt: skip
 
 
@@ -77,8 +100,9 @@ class Browser:
     """Read-only queries over the index file, on one connection of the viewer's own (the
     viewer answers on one thread: its event loop)."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, notes_category: str = "sessions") -> None:
         self.db_path = db_path
+        self.notes_category = notes_category
         self._conn: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
@@ -89,46 +113,91 @@ class Browser:
             self._conn = db
         return self._conn
 
-    def available(self) -> bool:
-        return self.db_path.exists()
-
-    def _page(self, where: str, params: list[object], order: str, number: int) -> Page:
-        offset = (number - 1) * PAGE_SIZE
-        sql = f"SELECT {_COLUMNS} FROM doc WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?"
-        rows = [_row(r) for r in self._db().execute(sql, [*params, PAGE_SIZE + 1, offset])]
-        return Page(rows[:PAGE_SIZE], number, len(rows) > PAGE_SIZE)
-
-    @staticmethod
-    def _live(now: datetime) -> tuple[str, list[object]]:
-        return "(expires_ts IS NULL OR expires_ts > ?)", [now.timestamp()]
-
-    def memories(self, now: datetime, *, category: str = "", project: str | None = None, number: int = 1) -> Page:
-        """Memories other than session notes, hard rules first, then newest."""
-        where, params = self._live(now)
-        where += " AND category != 'sessions' AND lower(kind) != ?"
-        params.append(SESSION_KIND)
-        if category:
-            where += " AND category = ?"
-            params.append(category)
+    def _trees(self, project: str | None) -> list[tuple[str, str]]:
+        """(root, project) of every tree with memories (of one project, if given)."""
+        sql, params = "SELECT DISTINCT root, project FROM tally", []
         if project is not None:
-            where += " AND project = ?"
-            params.append(project)
-        return self._page(where, params, "hard_rule DESC, sort_ts DESC, path", number)
+            sql, params = sql + " WHERE project = ?", [project]
+        return [(r[0], r[1]) for r in self._db().execute(sql, params)]
 
-    def sessions(self, now: datetime, *, project: str | None = None, number: int = 1) -> Page:
-        """Session notes, newest first (the timeline groups them by day)."""
-        where, params = self._live(now)
-        where += " AND (category = 'sessions' OR lower(kind) = ?)"
-        params.append(SESSION_KIND)
+    def _walk(
+        self, now: datetime, ranks: tuple[int, ...], project: str | None, where: str, params: list[object], after: str
+    ) -> Page:
+        """PAGE_SIZE rows newest first from `after`, over every tree's walk of doc_inventory."""
+        start = parse_cursor(after)
+        cond = "root = ? AND project = ? AND kind_rank = ? AND (expires_ts IS NULL OR expires_ts > ?)" + where
+        if start is not None:  # from the cursor on: a range of the index, not a filter
+            cond += " AND sort_ts <= ? AND NOT (sort_ts = ? AND rowid <= ?)"
+        sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} ORDER BY sort_ts DESC, rowid LIMIT ?"
+        walks = []
+        for root, owner in self._trees(project):
+            for rank in ranks:
+                args = [root, owner, rank, now.timestamp(), *params]
+                if start is not None:
+                    args += [start[0], start[0], start[1]]
+                walks.append([_row(r) for r in self._db().execute(sql, [*args, PAGE_SIZE + 1])])
+        merged = list(heapq.merge(*walks, key=lambda r: (-r.when.timestamp(), r.rowid)))[: PAGE_SIZE + 1]
+        rows = merged[:PAGE_SIZE]
+        return Page(rows, after if start else "", cursor_of(rows[-1]) if len(merged) > PAGE_SIZE else "")
+
+    def _sorted(self, now: datetime, category: str, project: str | None, after: str) -> Page:
+        """A rare kind's page: its rows from their own index, sorted (there are few)."""
+        start = parse_cursor(after)
+        cond = "category = ? AND lower(kind) != 'session' AND hard_rule = 0 AND (expires_ts IS NULL OR expires_ts > ?)"
+        params: list[object] = [category, now.timestamp()]
         if project is not None:
-            where += " AND project = ?"
+            cond += " AND project = ?"
             params.append(project)
-        return self._page(where, params, "sort_ts DESC, path", number)
+        if start is not None:
+            cond += " AND (sort_ts < ? OR (sort_ts = ? AND rowid > ?))"
+            params += [start[0], start[0], start[1]]
+        roots = sorted({root for root, _ in self._trees(project)})
+        cond = f"root IN ({', '.join('?' * len(roots))}) AND " + cond
+        sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} ORDER BY sort_ts DESC, rowid LIMIT ?"
+        merged = [_row(r) for r in self._db().execute(sql, [*roots, *params, PAGE_SIZE + 1])]
+        rows = merged[:PAGE_SIZE]
+        return Page(rows, after if start else "", cursor_of(rows[-1]) if len(merged) > PAGE_SIZE else "")
+
+    def memories(self, now: datetime, *, category: str = "", project: str | None = None, after: str = "") -> Page:
+        """Memories other than session notes, newest first; a first page leads with the hard rules."""
+        if category and self.kind_count(category) < RARE_KIND:
+            page = self._sorted(now, category, project, after)
+        else:
+            where, params = " AND hard_rule = 0", []
+            if category:
+                where, params = where + " AND category = ?", [category]
+            page = self._walk(now, MEMORY_RANKS, project, where, params, after)
+        if not page.after:
+            page.hard_rules.extend(self.hard_rules(now, category=category, project=project))
+        return page
+
+    def hard_rules(self, now: datetime, *, category: str = "", project: str | None = None) -> list[Row]:
+        """The live hard rules (of a kind, of a project), newest first, from the index of listed memories."""
+        roots = sorted({root for root, _ in self._trees(project)})
+        if not roots:
+            return []
+        cond = f"root IN ({', '.join('?' * len(roots))}) AND (scenarios != '[]' OR hard_rule = 1) AND hard_rule = 1"
+        cond += " AND (expires_ts IS NULL OR expires_ts > ?)"
+        params: list[object] = [*roots, now.timestamp()]
+        for column, value in (("category", category or None), ("project", project)):
+            if value is not None:
+                cond += f" AND {column} = ?"
+                params.append(value)
+        sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} ORDER BY sort_ts DESC, rowid LIMIT {HARD_RULES_SHOWN}"
+        return [_row(r) for r in self._db().execute(sql, params)]
+
+    def sessions(self, now: datetime, *, project: str | None = None, after: str = "") -> Page:
+        """Session notes (kind session), newest first (the timeline groups them by day)."""
+        return self._walk(now, SESSION_RANKS, project, "", [], after)
+
+    def kind_count(self, category: str) -> int:
+        sql = "SELECT coalesce(sum(docs), 0) FROM cat_tag WHERE tag = '' AND category = ?"
+        return self._db().execute(sql, (category,)).fetchone()[0]
 
     def categories(self) -> list[tuple[str, int]]:
         """(category, memories) over every tree, from the index's kept counts."""
-        sql = "SELECT category, sum(docs) FROM cat_tag WHERE tag = '' AND category != 'sessions' GROUP BY category"
-        return sorted(self._db().execute(sql).fetchall(), key=lambda r: (-r[1], r[0]))
+        sql = "SELECT category, sum(docs) FROM cat_tag WHERE tag = '' AND category != ? GROUP BY category"
+        return sorted(self._db().execute(sql, (self.notes_category,)).fetchall(), key=lambda r: (-r[1], r[0]))
 
     def projects(self) -> list[tuple[str, int]]:
         """(project, memories) over every tree ('' for machine-wide ones), from the kept counts."""
@@ -137,12 +206,6 @@ class Browser:
 
     def total(self) -> int:
         return self._db().execute("SELECT coalesce(sum(docs), 0) FROM tally").fetchone()[0]
-
-    def by_id(self, memory_id: str) -> Row | None:
-        """The row of one memory id (the first, if a hand-made tree repeats it)."""
-        row = self._db().execute(f"SELECT {_COLUMNS} FROM doc WHERE id = ? ORDER BY path LIMIT 1", (memory_id,))
-        found = row.fetchone()
-        return _row(found) if found else None
 
     def close(self) -> None:
         if self._conn is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import Response
 
-from daemon.ui.browse import Row, clamp_page
+from daemon.ui.browse import Row
 from daemon.ui.render import query_words
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ async def sessions(viewer: Viewer, request: Request) -> Response:
     """The sessions' notes, newest first, by day (and project, when one is chosen)."""
     viewer.refresh()
     project = _project(request)
-    page = viewer.browser.sessions(viewer.clock(), project=project, number=clamp_page(request.query_params.get("page")))
+    page = viewer.browser.sessions(viewer.clock(), project=project, after=request.query_params.get("after", "")[:64])
     return viewer.page(
         request, "sessions.html", page=page, days=_days(page.rows), project=project, projects=viewer.browser.projects()
     )
@@ -54,8 +54,8 @@ async def memories(viewer: Viewer, request: Request) -> Response:
     viewer.refresh()
     project = _project(request)
     category = request.query_params.get("kind", "")[:200]
-    number = clamp_page(request.query_params.get("page"))
-    page = viewer.browser.memories(viewer.clock(), category=category, project=project, number=number)
+    after = request.query_params.get("after", "")[:64]
+    page = viewer.browser.memories(viewer.clock(), category=category, project=project, after=after)
     return viewer.page(
         request, "memories.html", page=page, project=project, kind=category,
         kinds=viewer.browser.categories(), projects=viewer.browser.projects(),

@@ -56,7 +56,7 @@ class Viewer:
         self.last_request = time.monotonic()  # the guard moves it: an idle viewer can stop
         self._index: SearchIndex | None = None
         self._refreshed = 0.0
-        self.browser = Browser(config().paths.index_db)
+        self.browser = Browser(config().paths.index_db, config().settings.notes.category)
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(HERE / "templates"),
             autoescape=True,

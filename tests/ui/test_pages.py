@@ -10,9 +10,11 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from daemon.memory.commands import remember
 from daemon.memory.workspace import open_workspace
+from daemon.ui import browse
 
 from .conftest import XSS_SCRIPT, World
 from .test_security import csrf_of, logged_in
@@ -40,16 +42,33 @@ def test_memories_filter_by_kind_and_project(served, world: World) -> None:  # n
     assert "部署 runs from the release branch" in machine_wide and "Use WAL mode" not in machine_wide
 
 
-def test_listings_page_instead_of_listing_everything(served, world: World) -> None:  # noqa: ANN001
+def _older(html: str) -> str | None:
+    """The "Older →" link of a page, as a browser follows it."""
+    found = re.search(r'<a rel="next" href="([^"]+)">Older', html)
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+@pytest.mark.parametrize("rare", [0, 5000], ids=["kinds-walked", "kinds-sorted"])
+def test_listings_page_instead_of_listing_everything(served, world: World, monkeypatch, rare: int) -> None:  # noqa: ANN001
+    monkeypatch.setattr(browse, "RARE_KIND", rare)  # a kind under it is read from its own index
     with open_workspace(world.config, world.project, explicit_project=True) as ws:
         for n in range(120):
             remember(ws, kind="fact", title=f"Fact number {n:03d}", body=f"The {n}th fact.")
+        for n in range(60):
+            remember(ws, kind="lesson", title=f"Lesson number {n:03d}", body=f"The {n}th lesson.")
     client = logged_in(served)
-    pages = (client.get("/memories", params={"kind": "fact", "project": str(world.project), "page": p}) for p in (1, 2, 3))
-    first, second, third = (page.text for page in pages)
-    titles = [set(re.findall(r"Fact number \d{3}", page)) for page in (first, second, third)]
-    assert [len(t) for t in titles] == [50, 50, 20]
-    assert not titles[0] & titles[1] and 'rel="next"' in second and 'rel="next"' not in third
+    for kind, count in (("fact", 120), ("lesson", 60), ("", 120 + 60 + 2)):  # the hard rule is listed apart
+        pages, link = [], f"/memories?kind={kind}&project={world.project}"
+        while link is not None:
+            html = client.get(link if link.startswith("/") else "/memories" + link).text
+            pages.append(html)
+            link = _older(html)
+        shown = [re.findall(r'<li>\s*<a href="/memories/([0-9a-f]+)"', html) for html in pages]
+        assert [len(ids) for ids in shown][:-1] == [50] * (len(pages) - 1) and 0 < len(shown[-1]) <= 50
+        ids = [i for page in shown for i in page]
+        assert len(ids) == len(set(ids)) == count, kind  # every one once, none twice
+    listed = client.get("/memories").text
+    assert listed.index("Hard rules") < listed.index("Never push to main") < listed.index("Newest first")
 
 
 def test_search_finds_cjk_and_marks_the_matches(served, world: World) -> None:  # noqa: ANN001
