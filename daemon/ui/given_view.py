@@ -119,6 +119,7 @@ async def given(viewer: Viewer, request: Request) -> Response:
     """The recent sessions' blocks, and the "try a prompt" form (with its answer, if asked)."""
     from daemon.service.given import read_given
 
+    viewer.refresh()
     number = clamp_page(request.query_params.get("page"))
     recorded = read_given(viewer.config().paths.state_dir, PAGE_SIZE + 1, (number - 1) * PAGE_SIZE)
     for n, entry in enumerate(recorded):

@@ -204,3 +204,20 @@ def test_a_project_that_is_no_folder_is_said_not_failed(served, world: World) ->
     for path in ("/search?q=wal&project=/no/such/worktree", "/given?project=/no/such/worktree&prompt=wal"):
         answer = client.get(path)
         assert answer.status_code == 200 and "project /no/such/worktree: no such directory" in answer.text
+
+
+@pytest.mark.parametrize("first", ["/given", "/memories", "/sessions", "/search?q=wal", "/"])
+def test_a_fresh_install_with_no_index_yet_reads_empty(home, first: str) -> None:  # noqa: ANN001
+    from daemon.config import Config, load_settings
+    from daemon.ui.server import start_viewer
+
+    config = Config(*load_settings(None))
+    assert not config.paths.index_db.exists()
+    running = start_viewer(lambda: config, daemon=False)
+    try:
+        client = logged_in(running)
+        answer = client.get(first)
+        assert answer.status_code == 200, answer.text[-500:]
+        assert "Traceback" not in answer.text
+    finally:
+        running.close()
