@@ -120,10 +120,25 @@ class Browser:
             sql, params = sql + " WHERE project = ?", [project]
         return [(r[0], r[1]) for r in self._db().execute(sql, params)]
 
+    def _ranks(self, category: str) -> set[tuple[str, int]]:
+        """(root, kind rank) pairs that hold memories of `category`: a walk for a rank that
+        has none would read the whole rank to find nothing (one probe each instead)."""
+        probe = "SELECT 1 FROM doc WHERE root = ? AND category = ? AND kind_rank = ? LIMIT 1"
+        roots = {root for root, _ in self._trees(None)}
+        return {(root, rank) for root in roots for rank in MEMORY_RANKS if self._db().execute(probe, (root, category, rank)).fetchone()}
+
     def _walk(
-        self, now: datetime, ranks: tuple[int, ...], project: str | None, where: str, params: list[object], after: str
+        self,
+        now: datetime,
+        ranks: tuple[int, ...],
+        project: str | None,
+        where: str,
+        params: list[object],
+        after: str,
+        present: set[tuple[str, int]] | None = None,
     ) -> Page:
-        """PAGE_SIZE rows newest first from `after`, over every tree's walk of doc_inventory."""
+        """PAGE_SIZE rows newest first from `after`, over every tree's walk of doc_inventory
+        (`present`: only those (root, rank) pairs)."""
         start = parse_cursor(after)
         cond = "root = ? AND project = ? AND kind_rank = ? AND (expires_ts IS NULL OR expires_ts > ?)" + where
         if start is not None:  # from the cursor on: a range of the index, not a filter
@@ -132,6 +147,8 @@ class Browser:
         walks = []
         for root, owner in self._trees(project):
             for rank in ranks:
+                if present is not None and (root, rank) not in present:
+                    continue
                 args = [root, owner, rank, now.timestamp(), *params]
                 if start is not None:
                     args += [start[0], start[0], start[1]]
@@ -163,10 +180,10 @@ class Browser:
         if category and self.kind_count(category) < RARE_KIND:
             page = self._sorted(now, category, project, after)
         else:
-            where, params = " AND hard_rule = 0", []
+            where, params, present = " AND hard_rule = 0", [], None
             if category:
-                where, params = where + " AND category = ?", [category]
-            page = self._walk(now, MEMORY_RANKS, project, where, params, after)
+                where, params, present = where + " AND category = ?", [category], self._ranks(category)
+            page = self._walk(now, MEMORY_RANKS, project, where, params, after, present)
         if not page.after:
             page.hard_rules.extend(self.hard_rules(now, category=category, project=project))
         return page
