@@ -41,8 +41,7 @@ def gather(
         "uptime_s": int(uptime.total_seconds()) if uptime else None,
     }
 
-    out["agents"] = agents(paths, out["daemon"]["running"])
-    out["opencode"] = out["agents"][0]
+    out["opencode"] = _opencode(paths, out["daemon"]["running"])
 
     out["here"] = _here(config, here) if here is not None else None
     out["source"], newest = _source(config)
@@ -143,11 +142,6 @@ def _stale(settings: Settings, distilled: list[Any]) -> int:
 
     identity = Identity(*distiller_identity(settings.llm))
     return sum(1 for r in distilled if is_stale(r, identity) and not r.needs_upgrade)
-
-
-def agents(paths: Paths, running: bool) -> list[dict[str, Any]]:
-    """Each agent memoryd serves, with its hooks' state (`status` and the viewer list them)."""
-    return [{"name": "OpenCode", **_opencode(paths, running)}]
 
 
 def _opencode(paths: Paths, running: bool) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import groupby
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -32,7 +32,19 @@ async def overview(viewer: Viewer, request: Request) -> Response:
     viewer.refresh()
     status = gather(viewer.config(), memory_roots=False)
     counts = {"total": viewer.browser.total(), "projects": viewer.browser.projects()}
-    return viewer.page(request, "overview.html", status=status, counts=counts)
+    return viewer.page(request, "overview.html", status=status, counts=counts, agents=agent_rows(status))
+
+
+def agent_rows(status: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(agent, lines) for each agent `memoryd status` reports: OpenCode, and whatever
+    others its `agents` part holds (one row of plain fields each)."""
+    rows = [("OpenCode", list(status["opencode"]["lines"]))]
+    for name, row in (status.get("agents") or {}).items():
+        fields = row.items() if isinstance(row, dict) else []
+        lines = [f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}" for key, value in fields
+                 if isinstance(value, (str, int, float, bool, list)) and value not in ("", None, [])]  # fmt: skip
+        rows.append((str(row.get("label", name)) if isinstance(row, dict) else str(name), lines))
+    return rows
 
 
 def _days(rows: list[Row]) -> list[tuple[str, list[Row]]]:
