@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import daemon.scrub  # noqa: E402
+from scrub_heldout import runner_lines_redacted  # noqa: E402 (bench/scrub_heldout.py)
 
 MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
@@ -114,7 +115,26 @@ def gitlog_tests() -> Iterator[tuple[str, str]]:
     return ((label, chunk) for label, chunk in _log_chunks() if PLANTED.match(label))
 
 
-CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests}
+def testlogs() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import testlogs as build  # bench/scrub_corpora.py
+
+    return iter(build())
+
+
+def minified() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import minified as build
+
+    return iter(build())
+
+
+def i18n() -> Iterator[tuple[str, str]]:
+    from scrub_corpora import i18n as build
+
+    return iter(build())
+
+
+CORPORA = {"stdlib": stdlib, "packages": packages, "lockfile": lockfile, "gitlog": gitlog, "gitlog-tests": gitlog_tests,
+           "testlogs": testlogs, "minified": minified, "i18n": i18n}
 LOCKFILES: list[Path] = []
 
 
@@ -192,7 +212,7 @@ def measure(name: str, scrubber, options: argparse.Namespace) -> dict:
     seconds = _cpu_seconds(scrubber, calls, options.repeat)
     kinds: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
-    shown = 0
+    shown = runner_hit = 0
     for label, text in texts:
         if scrubber is not daemon.scrub.redact and MARKER.search(text):
             continue  # (markers already there would misalign an older scrubber's output)
@@ -202,11 +222,13 @@ def measure(name: str, scrubber, options: argparse.Namespace) -> dict:
             if shown < options.show:
                 print(f"  {label}: {kind} after {before!r}: {form}")
                 shown += 1
+        if scrubber is daemon.scrub.redact:
+            runner_hit += runner_lines_redacted(text, daemon.scrub.find_spans(text))
     mb = size / 1e6
     total = sum(kinds.values())
     return {"corpus": name, "mb": round(mb, 2), "calls": len(calls), "redactions": total, "per_mb": round(total / mb, 2) if mb else 0,
             "mb_per_s": round(mb / seconds, 2), "us_per_call": round(1e6 * seconds / len(calls), 1),
-            "kinds": dict(kinds.most_common(8)), "top": shapes.most_common(options.top)}
+            "runner_lines_redacted": runner_hit if scrubber is daemon.scrub.redact else None, "kinds": dict(kinds.most_common(8)), "top": shapes.most_common(options.top)}
 
 
 def _load(path: Path):
@@ -219,7 +241,7 @@ def _load(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
-    return module.redact
+    return module
 
 
 def _load_revision(rev: str, folder: Path):
@@ -240,7 +262,7 @@ def _load_revision(rev: str, folder: Path):
     sys.path.insert(0, str(folder))
     import baseline_scrub  # noqa: PLC0415 (written just now)
 
-    return baseline_scrub.redact
+    return baseline_scrub
 
 
 def main() -> None:
@@ -253,13 +275,28 @@ def main() -> None:
     parser.add_argument("--baseline", help="also measure an older scrubber: a git revision (e.g. main) or a module file or package folder")
     parser.add_argument("--chunk", type=int, default=0, help="hand the text over in pieces of about this many characters (default: whole files)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per corpus, the fastest counts (default 3)")
+    parser.add_argument("--data", type=Path, help="a held-out folder (planted.json, fp.json): print its aggregate figures only (scrub_heldout.py)")
+    parser.add_argument("--batch", help="with --data: read NAME.json and NAME-fp.json (a fresh batch) instead")
+    parser.add_argument("--anchors", action="store_true", help="with --data: also run detect-secrets and trufflehog3 on the same texts (scrub_anchors.py)")
     args = parser.parse_args()
     LOCKFILES.extend(args.lockfile)
-    scrubbers = {"current": daemon.scrub.redact}
+    modules = {"current": daemon.scrub}
     with tempfile.TemporaryDirectory() as tmp:
         if args.baseline:
             path = Path(args.baseline)
-            scrubbers["baseline"] = _load(path) if path.exists() else _load_revision(args.baseline, Path(tmp))
+            modules["baseline"] = _load(path) if path.exists() else _load_revision(args.baseline, Path(tmp))
+        if args.data:
+            from scrub_heldout import measure as measure_data  # bench/scrub_heldout.py
+
+            scrubbers = {label: (module.find_spans, module.redact) for label, module in modules.items()}
+            if args.anchors:
+                from scrub_anchors import anchors  # bench/scrub_anchors.py
+
+                scrubbers.update(anchors())
+            for row in measure_data(args.data, args.batch, scrubbers):
+                print(json.dumps(row, ensure_ascii=False), flush=True)
+            return
+        scrubbers = {label: module.redact for label, module in modules.items()}
         for name in args.corpus or list(CORPORA):
             for label, scrubber in scrubbers.items():
                 print(json.dumps({"scrubber": label, **measure(name, scrubber, args)}), flush=True)

@@ -101,11 +101,16 @@ class MemorySettings(_Section):
     max_file_bytes: int = Field(
         1_048_576, ge=4096, description="A larger memory file is indexed by its head only, and reported"
     )
+    follow_outside_links: bool = Field(
+        False, description="Use a project's .memory that is a link to a folder outside the project (off: not followed, reported)"
+    )
 
 
 class SweepSettings(_Section):
     interval_minutes: float = Field(60, gt=0, description="How often the sweep runs")
-    keep_expired_days: int = Field(30, ge=0, description="Days an expired file stays in .expired/")
+    keep_expired_days: int = Field(
+        30, ge=0, description="Days an expired file stays in .expired/ (deleted once two sweeps a real day apart agree)"
+    )
     opencode_memory_db: str = Field("", description="opencode-memory store; empty: $XDG_DATA_HOME/opencode-memory/memory.db")
 
 

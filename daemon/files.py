@@ -105,19 +105,10 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
     """
     # Unique per process and call; O_EXCL guards against anything else using the name.
     tmp = os.path.join(os.path.dirname(path), f"{TEMP_PREFIX}{os.getpid()}-{next(_counter)}")  # no Path per write
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
-        fd = os.open(tmp, flags, mode)
-    except FileNotFoundError:
-        # The folder is missing: made only then, so a write into an existing one (a
-        # backfill's every note) costs no stat of it.
-        ensure_dir(path.parent)
-        fd = os.open(tmp, flags, mode)
-    except FileExistsError:
-        # Left by a killed process that had our pid: nobody else can be writing it.
-        os.unlink(tmp)
-        fd = os.open(tmp, flags, mode)
-    try:
+        fd = _open_temp(tmp, path, mode)
+        # From here on every exit (an error, Ctrl-C between any two lines) removes the temp
+        # file: the handler below covers the descriptor's whole life, not only the write.
         try:  # straight to the descriptor: one write of bytes in hand needs no buffered file object
             view = memoryview(data)
             while view:
@@ -133,7 +124,55 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: 
         # as DiskFull, naming the file).
         Path(tmp).unlink(missing_ok=True)
         raise_if_disk_full(exc, path)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            # A read-only or foreign folder: name the file meant, not our temp file.
+            raise type(exc)(exc.errno, f"{exc.strerror} (cannot write into {path.parent})", os.fspath(path)) from None
         raise
+
+
+def _open_temp(tmp: str, path: Path, mode: int) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        return os.open(tmp, flags, mode)
+    except FileNotFoundError:
+        # The folder is missing: made only then, so a write into an existing one (a
+        # backfill's every note) costs no stat of it.
+        ensure_dir(path.parent)
+        return os.open(tmp, flags, mode)
+    except FileExistsError:
+        # Left by a killed process that had our pid: nobody else can be writing it.
+        os.unlink(tmp)
+        return os.open(tmp, flags, mode)
+
+
+def remove_stale_temps(folders: Iterable[Path]) -> list[Path]:
+    """Delete the temp files a killed memoryd left in `folders` (their writer's pid is no
+    longer running); return them. Another live process's temp files are left alone."""
+    gone: list[Path] = []
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.startswith(TEMP_PREFIX)]
+        except OSError:
+            continue  # missing or unreadable: nothing of ours to clean there
+        for name in names:
+            pid = name[len(TEMP_PREFIX) :].partition("-")[0]
+            if pid.isdigit() and not _running(int(pid)):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except FileNotFoundError:
+                    continue
+                gone.append(folder / name)
+    return gone
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE, durable: bool = True) -> None:

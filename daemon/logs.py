@@ -101,8 +101,8 @@ def setup_logging(
         else:
             console.setFormatter(json_formatter)
         root.addHandler(console)
-    # Libraries that chatter at INFO (httpx per request, apscheduler per job run).
-    for name in ("httpx", "httpcore", "apscheduler", "watchdog", "tzlocal"):
+    # Libraries that chatter at INFO (httpx per request).
+    for name in ("httpx", "httpcore", "watchdog"):
         logging.getLogger(name).setLevel(max(logging.WARNING, _LEVELS[level]))
 
     structlog.configure(

@@ -27,6 +27,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -63,6 +64,11 @@ Scope = Annotated[
     Literal["all", "project", "global"],
     Field(description="all: this project's memories and the global ones (project first); project; global."),
 ]
+RecallScope = Annotated[
+    Literal["all", "project", "global", "everywhere"],
+    Field(description="all: this project's memories and the machine-wide ones (project first); project; global: the "
+          "machine-wide ones; everywhere: other projects' memories kept in the global tree too (only when asked)."),
+]  # fmt: skip
 
 
 class ToolFailure(Exception):
@@ -89,7 +95,7 @@ def _indent(text: str, prefix: str = "   ") -> str:
 
 
 def _where(scope: str) -> str:
-    places = {"project": "in this project", "global": "in the global tree"}
+    places = {"project": "in this project", "global": "in the global tree", "everywhere": "in any project or the global tree"}
     return places.get(scope, "in this project or the global tree")
 
 
@@ -206,7 +212,8 @@ class MemoryService:
 
     @staticmethod
     def recall(ws: Workspace, query: str, limit: int | None, scope: str) -> str:
-        result = commands.recall(ws, query, limit=limit, scope=scope)  # type: ignore[arg-type]
+        everywhere = scope == "everywhere"
+        result = commands.recall(ws, query, limit=limit, scope="all" if everywhere else scope, every_project=everywhere)  # type: ignore[arg-type]
         return format_hits(query, result.hits, result.mode, scope)
 
     @staticmethod
@@ -398,7 +405,7 @@ def _add_recall_tool(server: MCPServer, run: Run) -> None:
     async def recall(
         query: Annotated[str, Field(description="A few words or identifiers to look for, e.g. 'postgres migration'.")],
         limit: Annotated[int, Field(description="How many results (1-50).")] = DEFAULT_RECALL,
-        scope: Scope = "all",
+        scope: RecallScope = "all",
         ctx: Context | None = None,
     ) -> str:
         return await run(MemoryService.recall, query, limit, scope, ctx=ctx)
@@ -486,9 +493,13 @@ def serve(config: Config, project_dir: Path | None, *, explicit_project: bool = 
     log.info("mcp.starting", extra={"project_dir": str(project_dir)})
     try:
         build_server(service).run("stdio")
-    except Exception:
-        log.exception("mcp server failed")
-        raise
+    except Exception as exc:
+        gone = (BrokenPipeError, ConnectionResetError)  # the client exited or closed our stdout: not a fault
+        if not (isinstance(exc, gone) or isinstance(exc, ExceptionGroup) and exc.split(gone)[1] is None):
+            log.exception("mcp server failed")
+            raise
+        log.info("mcp.client_gone")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left in our buffers goes nowhere
     finally:
         service.close()
         log.info("mcp.stopped")

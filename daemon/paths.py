@@ -91,6 +91,49 @@ def resolve_paths(settings: Settings | QuickSettings, config_file: Path, env: Ma
     )
 
 
+def foreign_owner_advice(env: Mapping[str, str]) -> str | None:
+    """When folders memoryd writes (state, its config, the global tree, or folders above
+    them in the home), or what is at their top, belong to another user (one `sudo -E
+    memoryd …` leaves them root's): the one line that names them and the chown to run."""
+    import pwd
+
+    me = os.geteuid()
+    home = Path(env.get("HOME") or Path.home())
+    config = _xdg(env, "XDG_CONFIG_HOME", ".config")
+    foreign: dict[Path, int] = {}  # the top-most folder to give back → its owner
+    for target in (state_dir_of(env), config / "memoryd", config / "opencode" / "memory"):
+        below = target.relative_to(home).parts if target.is_relative_to(home) else ()
+        chain = [home.joinpath(*below[:n]) for n in range(1, len(below) + 1)] or [target]
+        for folder in (p for p in chain if p.is_dir()):
+            try:
+                inside = [e.path for e in os.scandir(folder)] if folder == target else []
+            except PermissionError:
+                inside = []
+            owners = [uid for uid in map(_owner, (folder, *inside)) if uid not in (None, me)]
+            if owners:
+                foreign.setdefault(folder, owners[0])
+                break  # a chown -R of this folder covers what is below it
+    if not foreign:
+        return None
+    user, owner = _user_name(pwd, me), _user_name(pwd, next(iter(foreign.values())))
+    folders = " ".join(map(str, foreign))
+    return (f"{folders} belong{'s' if len(foreign) == 1 else ''} to {owner}, not to {user} (left by a "
+            f"`sudo memoryd …`?): memoryd cannot use {'it' if len(foreign) == 1 else 'them'}. "
+            f"Give {'it' if len(foreign) == 1 else 'them'} back with: sudo chown -R {user}: {folders}")
+
+
+def _owner(path: str | Path) -> int | None:
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
+def _user_name(pwd, uid: int) -> str:  # noqa: ANN001 - the pwd module, imported on use
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 # -- the settings cache -------------------------------------------------------------------
@@ -134,6 +177,7 @@ class QuickMemory(NamedTuple):
     project_roots: tuple[str, ...]
     discover_projects: bool
     max_file_bytes: int
+    follow_outside_links: bool
 
 
 class QuickSweep(NamedTuple):

@@ -266,6 +266,8 @@ class StateDB:
         otherwise at most once every PASS_MARK_MS, so the daemon's idle passes write nothing."""
         if worked or now_ms - int(self.get_meta("last_pass", "0")) >= PASS_MARK_MS:
             self.set_meta("last_pass", str(now_ms))
+        # The pass read the source well: an error recorded before is over, whoever recorded it.
+        self.set_meta("source_error", "")
 
     @property
     def watermark(self) -> int:

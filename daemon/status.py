@@ -12,6 +12,8 @@ from typing import Any
 from daemon.config import Config, Paths, Settings
 from daemon.timefmt import iso
 
+STATUS_BUSY_MS = 1000
+
 
 def gather(
     config: Config, clock: Callable[[], float] = time.time, here: Path | None = None, *, memory_roots: bool = True
@@ -47,6 +49,7 @@ def gather(
     out["source"], newest = _source(config)
     if not paths.state_db.exists():
         out["state"] = None
+        out["memory"] = _memory_roots(config, None, here)  # trees (and their problems) before any pass
         return out
     try:
         state = StateDB(paths.state_db)
@@ -58,7 +61,7 @@ def gather(
         return out
     try:
         # What the running daemon found reading it (damage inside a valid header shows
-        # only there): "<time> <error>", cleared by its next good pass.
+        # only there): "<time> <error>", cleared by the next good pass of any process.
         seen = state.get_meta("source_error") if out["daemon"]["running"] else ""
         if seen and out["source"].get("ok"):
             at, _, error = seen.partition(" ")
@@ -79,7 +82,8 @@ def _source(config: Config) -> tuple[dict[str, Any], int | None]:
 
     settings, paths = config.settings, config.paths
     try:
-        with OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms) as reader:
+        # A status answers at once: a database held locked is said to be busy after a second.
+        with OpenCodeReader(paths.opencode_db, min(settings.source.busy_timeout_ms, STATUS_BUSY_MS)) as reader:
             newest = reader.newest_update()
             tables = reader.describe()
     except SourceError as exc:
@@ -97,6 +101,7 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
     last_pass = int(state.get_meta("last_pass", "0"))
     records = state.records()  # read once for the counts and lists below
     stale = _stale(settings, [r for r in records if r.status == "distilled"])
+    by_id = {r.session_id: r for r in records}
     return {
         "watermark": iso(watermark) if watermark else None,
         "lag_s": round((newest - watermark) / 1000, 1) if newest and watermark and newest > watermark else 0,
@@ -117,10 +122,22 @@ def _state(settings: Settings, state: Any, newest: int | None, now: float) -> di
             for r in state.records("failed")[:10]
         ],
         "errors": [
-            {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"]}
+            {"time": iso(e["time"]), "session_id": e["session_id"], "message": e["message"],
+             "holds": _error_holds(e["session_id"], by_id)}
             for e in state.recent_errors(5)
         ],
     }
+
+
+def _error_holds(session_id: str, by_id: dict[str, Any]) -> bool | None:
+    """Whether a session's error still holds: not once the session got its note (or junk
+    verdict) since; None for an error of no session (it cannot be told)."""
+    if not session_id:
+        return None
+    from daemon.capture.lifecycle import DONE
+
+    record = by_id.get(session_id)
+    return record is None or record.status not in DONE
 
 
 def _hold(state: Any, now: float) -> dict[str, Any] | None:
@@ -208,28 +225,33 @@ def _here(config: Config, here: Path) -> dict[str, Any] | None:
 
     if not is_in_worktree(here):
         return None
-    tree = project_tree(here)
+    tree = project_tree(here, config.settings.memory.follow_outside_links)
     target = config.settings.notes.target
     exists = tree.exists()
     notes_go = "project" if target == "project" or (target == "auto" and exists) else "global"
     return {"worktree": str(project_root_of(here)), "tree": str(tree.path), "exists": exists,
-            "notes_go_to": notes_go, "target": target}
+            "notes_go_to": "global" if tree.outside else notes_go, "target": target, "refused": bool(tree.outside)}
 
 
 def _memory_roots(config: Config, state: Any, here: Path | None = None) -> list[dict[str, Any]]:
     """Each memory tree memoryd knows, with its number of memories and problems (from the index)."""
     from daemon.memory.index import SearchIndexError, open_index
-    from daemon.memory.roots import known_roots
+    from daemon.memory.roots import known_roots, refused_roots
 
-    rows: list[dict[str, Any]] = []
     # With the caller's own project, captured yet or not.
-    roots = known_roots(config, state, [here] if here is not None else [])
+    dirs = [here] if here is not None else []
+    rows: list[dict[str, Any]] = [
+        {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [r.warning()], "problems_total": 1,
+         "refused": str(r.outside)}
+        for r in refused_roots(config, state, dirs)
+    ]
+    roots = known_roots(config, state, dirs)
     if not roots:
         return rows
     try:
         index = open_index(config)
     except SearchIndexError as exc:
-        return [
+        return rows + [
             {"scope": r.scope, "path": str(r.path), "memories": 0, "problems": [str(exc)], "problems_total": 1}
             for r in roots
         ]
@@ -271,6 +293,7 @@ def format_status(data: dict[str, Any]) -> str:
     st = data.get("state")
     if st is None:
         lines.append("No capture pass has run yet: run `memoryd distill`.")
+        lines.extend(_memory_lines(data.get("memory", [])))
     elif "unusable" in st:
         lines.append(f"State database: {st['unusable']}")
     else:
@@ -283,7 +306,8 @@ def format_status(data: dict[str, Any]) -> str:
             lines.append("Recent errors:")
             for e in st["errors"]:
                 sid = f" [{e['session_id']}]" if e["session_id"] else ""
-                lines.append(f"  {e['time']}{sid} {e['message'][:200]}")
+                over = " (over: the session has its note since)" if e.get("holds") is False else ""
+                lines.append(f"  {e['time']}{sid} {e['message'][:200]}{over}")
     lines.extend(_here_lines(data.get("here")))
     lines.append(f"Logs: {data['paths']['log']} (`memoryd logs -f`)")
     return "\n".join(lines)
@@ -305,8 +329,8 @@ def _family_lines(src: dict[str, Any]) -> list[str]:
 
 
 def _here_lines(here: dict[str, Any] | None) -> list[str]:
-    if here is None:
-        return []
+    if here is None or here["refused"]:
+        return []  # a refused tree is said once, among the trees
     if here["exists"]:
         return [f"This project ({here['worktree']}): memory tree {here['tree']}"]
     if here["notes_go_to"] == "project":
@@ -370,6 +394,9 @@ def _model_line(m: dict[str, Any]) -> str:
 def _memory_lines(roots: list[dict[str, Any]]) -> list[str]:
     lines = []
     for root in roots:
+        if root.get("refused"):
+            lines.append(f"Memory ({root['scope']}): {root['path']} — not followed: {root['problems'][0]}")
+            continue
         lines.append(f"Memory ({root['scope']}): {root['path']} — {root['memories']} memories")
         lines.extend(f"  skipped: {problem}" for problem in root["problems"])
         if root["problems_total"] > len(root["problems"]):

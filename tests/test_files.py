@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from daemon.files import FILE_MODE, atomic_write_text, sync_files, write_if_changed
 
 
@@ -79,3 +81,39 @@ def test_a_failed_syncfs_falls_back_to_an_fsync_of_each_file_and_folder(tmp_path
         atomic_write_text(path, "x", durable=False)
     sync_files(many)
     assert len(synced) == files.SYNCFS_FROM + 1  # every note, then their folder
+
+
+def test_stale_temp_files_of_a_dead_writer_are_removed_and_a_live_ones_kept(tmp_path):
+    import subprocess
+    import sys
+
+    from daemon.files import TEMP_PREFIX, remove_stale_temps
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid is free now (reused only after the whole pid space wraps)
+    stale = tmp_path / f"{TEMP_PREFIX}{dead.pid}-0"
+    live = tmp_path / f"{TEMP_PREFIX}{os.getpid()}-7"  # a write of ours in flight
+    note = tmp_path / "note.md"
+    for path in (stale, live, note):
+        path.write_bytes(b"")
+    assert remove_stale_temps([tmp_path, tmp_path / "missing"]) == [stale]
+    assert not stale.exists() and live.exists() and note.exists()
+
+
+def test_an_interrupt_at_any_point_of_a_write_leaves_no_temp_file(tmp_path, monkeypatch):
+    # Ctrl-C (KeyboardInterrupt) raised by each system call in turn that a write makes.
+    from daemon import files
+
+    target = tmp_path / "note.md"
+    for name in ("open", "write", "fsync", "fchmod", "close", "replace"):
+        real = getattr(os, name)
+
+        def interrupted(*args, _real=real, **kwargs):
+            _real(*args, **kwargs)  # the call happens (the temp file exists), then Ctrl-C
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(files.os, name, interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            files.atomic_write_bytes(target, b"text")
+        monkeypatch.setattr(files.os, name, real)
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(files.TEMP_PREFIX)] == [], name

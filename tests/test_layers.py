@@ -1,6 +1,6 @@
 """Imports flow one way (DESIGN.md, "Layers"): read from every module's own imports.
 
-base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull) → opencode/, memory/
+base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, lexicon) → opencode/, memory/
 → capture/, sinks/ → service/ → faces (cli/, mcp, status, ui/, __main__). A module may import
 its own layer's package and anything below; opencode/ and memory/ never import each
 other, nor capture/ and sinks/. Lazy imports inside functions and imports for type
@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "daemon"
 
-BASE = {"config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "__init__"}
+BASE = {"config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "lexicon", "__init__"}
 FACES = {"cli", "mcp", "status", "ui", "__main__"}
 # What each layer may import, besides itself.
 ALLOWED = {

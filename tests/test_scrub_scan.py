@@ -13,13 +13,12 @@ import string
 
 import pytest
 
-from daemon.scrub import entropy, formats, keywords, scan, structure
+from daemon.scrub import entropy, formats, keywords, prose, scan, structure
 
 ANCHORED = {
     "assignment": (keywords._ASSIGN, keywords._ASSIGN_WORDS),
     "scheme": (keywords._SCHEME, keywords._SCHEME_WORDS),
-    "prose": (keywords._PROSE_NAME, keywords._PROSE_WORDS),
-    "login": (keywords._LOGIN, keywords._LOGIN_WORDS),
+    "login": (prose._LOGIN, prose._LOGIN_WORDS),
     "netrc": (structure._NETRC, structure._NETRC_WORDS),
 }
 WORDS = (

@@ -114,3 +114,48 @@ def test_a_project_tree_is_listed_before_any_session_there_was_captured(home, tm
     assert f"Memory (project): {project / '.memory'} — 0 memories" in text
     assert f"This project ({project}): memory tree {project / '.memory'}" in text
     assert "has no .memory/ folder" not in text
+
+
+def test_trees_and_their_problems_are_listed_before_the_first_pass(home):
+    # No state.db yet: the global tree (with a broken memory in it) is still shown.
+    (home.global_root / "facts").mkdir(parents=True)
+    (home.global_root / "facts" / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (home.global_root / "facts" / "fine.md").write_text("---\ntitle: Fine\n---\nbody\n")
+    text = status().output
+    assert "run `memoryd distill`" in text
+    assert f"Memory (global): {home.global_root} — 1 memories" in text
+    assert "skipped: " in text and "broken.md" in text
+
+
+def test_a_source_error_another_process_recorded_is_cleared_by_a_good_pass(home, fixture_db):
+    # A daemon that ran before recorded the database as missing; the daemon running now
+    # (this lock) never saw that error itself, and a good pass by `memoryd distill` came after.
+    assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
+    _, paths = load_settings()
+    state = StateDB(paths.state_db)
+    state.set_meta("source_error", "2026-01-01T00:00:00Z OpenCode database not found")
+    state.close()
+    with InstanceLock(paths.lock_file, pid=4242):
+        assert "not found" in status().output  # still holds: nothing read the source since
+        assert CliRunner().invoke(cli, ["distill", "--settle", "0"]).exit_code == 0
+        text = status().output
+    assert "OpenCode database not found" not in text and "OpenCode database: " in text
+    assert json.loads(status("--json").output)["source"]["ok"] is True
+
+
+def test_an_error_of_a_session_that_got_its_note_since_is_shown_as_over(home, fixture_db):
+    CliRunner().invoke(cli, ["distill", "--settle", "0"])
+    _, paths = load_settings()
+    state = StateDB(paths.state_db)
+    done = state.records("distilled")[0]
+    failed = state.records("distilled")[1]
+    failed.status, failed.last_error = "failed", "model server said no"
+    state.put(failed)
+    state.log_error("timed out once", done.session_id)  # then distilled: over
+    state.log_error("model server said no", failed.session_id)  # still failed: holds
+    state.close()
+    errors = {e["session_id"]: e for e in json.loads(status("--json").output)["state"]["errors"]}
+    assert errors[done.session_id]["holds"] is False and errors[failed.session_id]["holds"] is True
+    lines = [line for line in status().output.splitlines() if "timed out once" in line or "said no" in line]
+    assert any("timed out once" in line and "(over:" in line for line in lines)
+    assert all("(over:" not in line for line in lines if "said no" in line)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -321,3 +321,27 @@ def session_counts(state: StateDB) -> dict[str, int]:
     """Sessions per status, every status named (0 when none)."""
     stored: Mapping[str, int] = state.counts()
     return {status.value: stored.get(status, 0) for status in Status}
+
+
+# -- settling by memoryd's own clock ------------------------------------------------------
+
+
+class SettleWatch:
+    """When memoryd itself last saw each settling session change, on the monotonic clock.
+
+    Rows carry the writer's wall-clock times: written while the clock was a month ahead,
+    they look a month from quiet once it is set right. A session memoryd has seen
+    unchanged for `settle_s` by its own clock is quiet, whatever its rows say.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[int, float]] = {}  # session id → (its time_updated, when first seen so)
+
+    def saw(self, sessions: Iterable[tuple[str, int]], now: float) -> None:
+        """The settling sessions a pass left, with their rows' newest time: only these are kept."""
+        self._seen = {sid: self._seen[sid] if self._seen.get(sid, (None,))[0] == updated else (updated, now)
+                      for sid, updated in sessions}
+
+    def quiet(self, settle_s: float, now: float) -> frozenset[str]:
+        """The sessions seen unchanged for `settle_s` (the next pass distills them)."""
+        return frozenset(sid for sid, (_, since) in self._seen.items() if now - since >= settle_s)

@@ -20,7 +20,7 @@ from daemon.timefmt import iso
 
 if TYPE_CHECKING:
     from daemon.capture.notefind import NoteFinder
-    from daemon.config import NotesSettings
+    from daemon.config import Settings
 
 
 def project_name(directory: str) -> str:
@@ -105,37 +105,47 @@ def render(session: SessionInfo, distilled: Distilled, extract_memories: bool) -
     return Rendered(text, document, note_filename(session), stated, index_text)
 
 
-def note_filename(session: SessionInfo) -> str:
-    """`<date>-<title slug>-<id tail>.md`: readable, unique, stable for a session."""
+def note_filename(session: SessionInfo, tail_chars: int = 8) -> str:
+    """`<date>-<title slug>-<id tail>.md`: readable, stable for a session; unique but for
+    sessions alike in day, title and the id's last `tail_chars` (see `note_path`)."""
     day = iso(session.time_created)[:10]
-    tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-8:]
+    tail = re.sub(r"[^A-Za-z0-9]", "", session.id)[-tail_chars:]
     # A source gives titles as stored: a key must not reach a file name.
     return f"{day}-{slugify(_clean(session.title, session.scrubbed) or 'session', 60)}-{tail}.md"
 
 
-def choose_note_dir(session: SessionInfo, target: str, global_root: MemoryRoot) -> MemoryRoot:
+def choose_note_dir(
+    session: SessionInfo, target: str, global_root: MemoryRoot, follow_outside: bool = False
+) -> MemoryRoot:
     """The tree a session's note goes to: its project's, the global one, or as `notes.target` says."""
     # A session whose folder is gone (another machine's path, a deleted checkout)
     # has no project tree to write into.
     if target == "global" or not session.directory or not Path(session.directory).is_dir():
         return global_root
-    project = project_tree(Path(session.directory))
+    project = project_tree(Path(session.directory), follow_outside)
+    if project.outside is not None:  # a `.memory` leading out of the project: never written through
+        return global_root
     if target == "project" or project.exists():
         return project
     return global_root
 
 
-def tree_of_note(note: Path, session: SessionInfo, global_root: MemoryRoot) -> MemoryRoot:
+def tree_of_note(
+    note: Path, session: SessionInfo, global_root: MemoryRoot, follow_outside: bool = False
+) -> MemoryRoot | None:
     """The tree a note already on disk lies in (`<root>/<category>/<file>`).
 
     Usually the session's project tree or the global one; a note left where an earlier
-    `notes.target` put it keeps its tree.
+    `notes.target` put it keeps its tree. None for a note in the folder a refused
+    `.memory` link leads to: it is not written again.
     """
     folder = note.resolve().parents[1]
     if folder == global_root.path:
         return global_root
     if session.directory:
-        project = project_tree(Path(session.directory))
+        project = project_tree(Path(session.directory), follow_outside)
+        if folder == project.outside:
+            return None
         if folder == project.path:
             return project
     return MemoryRoot(folder, "project")
@@ -144,7 +154,7 @@ def tree_of_note(note: Path, session: SessionInfo, global_root: MemoryRoot) -> M
 def note_path(
     recorded: str,
     session: SessionInfo,
-    notes: NotesSettings,
+    settings: Settings,
     global_root: MemoryRoot,
     found: NoteFinder,
     filename: str | None = None,
@@ -154,12 +164,31 @@ def note_path(
     decides), else a fresh, deterministic one (`filename`: its name, when made already).
 
     The tree of a project folder is found once per pass (`found` is the pass's)."""
+    notes, follow = settings.notes, settings.memory.follow_outside_links
     if recorded and Path(recorded).exists():
         path = Path(recorded)
-        return tree_of_note(path, session, global_root), path
+        kept = tree_of_note(path, session, global_root, follow)
+        if kept is not None:
+            return kept, path
     key = (session.directory, notes.target, global_root.path)
     root = found.trees.get(key)
     if root is None:
-        root = found.trees[key] = choose_note_dir(session, notes.target, global_root)
+        root = found.trees[key] = choose_note_dir(session, notes.target, global_root, follow)
     folder = root.path / notes.category
-    return root, found.find(folder, session.id) or folder / (filename or note_filename(session))
+    mine = found.find(folder, session.id)
+    if mine is not None:
+        return root, mine
+    path = folder / (filename or note_filename(session))
+    if found.may_exist(path) and path.exists():  # another session's note has that name: never replaced
+        path = _free_name(folder, session, found)
+    return root, path
+
+
+def _free_name(folder: Path, session: SessionInfo, found: NoteFinder) -> Path:
+    """A name no note has: the whole id as the tail, then a counter (ids alike but for
+    their case or punctuation)."""
+    name = note_filename(session, len(session.id))
+    path, n = folder / name, 2
+    while found.may_exist(path) and path.exists():
+        path, n = folder / f"{name.removesuffix('.md')}-{n}.md", n + 1
+    return path

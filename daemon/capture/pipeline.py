@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from daemon.capture.lifecycle import Identity, ServerFaults, is_stale
 from daemon.capture.plan import PassOptions, PassReport
@@ -44,6 +45,7 @@ def open_capturer(
         raise
     if rebuilt:
         get_logger("memoryd.capture").warning("state.rebuilt", detail=rebuilt)
+    _remove_stale_temps(config, state)
     writer = TreeWriter(state.fence, own_writes)
     faults = ServerFaults()
     if settings.llm.provider == "extractive":
@@ -58,3 +60,25 @@ def open_capturer(
         raise
     fallback = ExtractiveDistiller() if settings.llm.fallback == "extractive" else None
     return Capturer(config, reader, state, distiller, Identity(*identity), fallback, clock, writer, faults)
+
+
+def _remove_stale_temps(config: Config, state: StateDB) -> None:
+    """Temp files a killed run left (a process pool's workers end without cleaning up):
+    removed where memoryd writes, the state folder and every tree's folders."""
+    import os
+
+    from daemon.files import remove_stale_temps
+    from daemon.memory.roots import known_roots
+
+    folders = [config.paths.state_dir, config.paths.transcripts_dir]
+    for root in known_roots(config, state):
+        folders.append(root.path)
+        for base in (root.path, root.expired_dir):
+            try:
+                with os.scandir(base) as listing:
+                    folders.extend(Path(e.path) for e in listing if e.is_dir(follow_symlinks=False))
+            except OSError:
+                continue  # no such folder (no .expired yet): nothing left there
+    gone = remove_stale_temps(folders)
+    if gone:
+        get_logger("memoryd.capture").info("temp.removed", count=len(gone), first=str(gone[0]))

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from daemon.files import atomic_write_text
+from daemon.memory.deletions import DeletionLedger
 from daemon.scrub import redact
 
 DAY_S = 86400
+TRANSCRIPTS = "transcripts"  # their kind in the deletion ledger
 
 
 def expired(entries: Iterable[tuple[Path, float]], days: int, now_s: float) -> list[Path]:
@@ -32,12 +34,27 @@ def _transcripts(folder: Path) -> list[tuple[Path, float]]:
     return [(p, p.stat().st_mtime) for p in sorted(folder.glob("*.md")) if p.is_file()]
 
 
-def prune_transcripts(folder: Path, days: int, now_s: float, dry_run: bool = False) -> list[Path]:
-    """Delete the transcripts past their retention; return them."""
+def prune_transcripts(
+    folder: Path, days: int, now_s: float, dry_run: bool = False, ledger: DeletionLedger | None = None,
+    *, wait: bool = True,
+) -> list[Path]:
+    """Delete the transcripts past their retention; return them.
+
+    Past it by the wall clock is not enough: later sweeps over a real day must agree
+    (`ledger`, by default the state folder's), so a clock set ahead deletes none. With
+    `days` 0 (keep none), or `wait` False (`memoryd scrub`, asked for now), they go at once.
+    """
     gone = expired(_transcripts(folder), days, now_s)
-    if not dry_run:
-        for path in gone:
-            path.unlink(missing_ok=True)
+    if dry_run:
+        return gone
+    if days > 0 and wait:
+        ledger = ledger or DeletionLedger.in_state(folder.parent)
+        allowed = ledger.may_delete(TRANSCRIPTS, (path.name for path in gone))
+        gone = [path for path in gone if path.name in allowed]
+        ledger.deleted(TRANSCRIPTS, allowed)
+        ledger.save()
+    for path in gone:
+        path.unlink(missing_ok=True)
     return gone
 
 
@@ -49,7 +66,7 @@ class TranscriptScrub:
 
 def rescrub_transcripts(folder: Path, days: int, now_s: float, dry_run: bool = False, on_file=None) -> TranscriptScrub:  # noqa: ANN001
     """Drop the expired transcripts, then redact what the current rules find in the rest."""
-    report = TranscriptScrub(deleted=prune_transcripts(folder, days, now_s, dry_run))
+    report = TranscriptScrub(deleted=prune_transcripts(folder, days, now_s, dry_run, wait=False))
     gone = set(report.deleted)
     for path, _ in _transcripts(folder):
         if path in gone:

@@ -486,7 +486,7 @@ def _store(p: _Pass, job: _Job, result: Distilled, needs_upgrade: bool) -> None:
         return
     made = job.rendered if result is job.distilled else None  # a worker's note for this very answer
     filename = made.filename if made else None
-    root, path = note_path(record.note_path, info, capture.settings.notes, capture.global_root, p.notes, filename)
+    root, path = note_path(record.note_path, info, capture.settings, capture.global_root, p.notes, filename)
     text, document = (made.text, made.document) if made else note_document(info, result, info.time_updated)
     # A fresh note's file, absent from its folder's listing, is not opened to be found absent.
     data, previous = read_previous(path) if p.notes.may_exist(path) else (b"", "")

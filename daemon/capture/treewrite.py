@@ -22,7 +22,7 @@ from daemon.files import write_if_changed
 from daemon.logs import get_logger
 from daemon.memory.frontmatter import Document
 from daemon.memory.index_rows import PreparedText
-from daemon.memory.roots import MemoryRoot
+from daemon.memory.roots import MemoryRoot, check_inside
 from daemon.state import WriteFence
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ class TreeWriter:
 
         Not synced on its own: the caller syncs the batch before recording it.
         """
+        check_inside(root, path.parent)  # a category folder linked out of the tree: this session fails, named
         with self.fence.guard(), self.own.writing(path) as left:  # after the daemon's stop, not even a note
             # Same bytes, no write: a tree in git must not change just because a pass ran.
             data = text.encode("utf-8")

@@ -123,10 +123,12 @@ def main() -> None:
         import os
 
         from daemon.diskfull import find_disk_full
-        from daemon.paths import state_dir_of
+        from daemon.paths import foreign_owner_advice, state_dir_of
 
         full = find_disk_full(exc, state_dir_of(os.environ))
-        if full is None:
+        # So can a folder of memoryd's that another user owns: the path and the chown.
+        advice = str(full) if full is not None else foreign_owner_advice(os.environ)
+        if advice is None:
             raise
-        click.echo(f"memoryd: {full}", err=True)
+        click.echo(f"memoryd: {advice}", err=True)
         raise SystemExit(1) from None

@@ -149,24 +149,30 @@ def _read_body(body: str) -> str:
 @click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="How many results (1..50).")
 @_scope_option
+@click.option(
+    "--all", "every_project", is_flag=True,
+    help="Other projects' memories kept in the global tree too (by default: this project's and the machine-wide ones).",
+)  # fmt: skip
 @_project_option
 @_json_option
 @click.option("--cognee", is_flag=True, help="Also ask the Cognee server ([sinks.cognee]) and print its answers.")
 @click.pass_obj
 def recall(
-    app: AppContext, words: tuple[str, ...], limit: int, scope: str, project: Path | None, as_json: bool, cognee: bool
-) -> None:
+    app: AppContext, words: tuple[str, ...], limit: int, scope: str, every_project: bool, project: Path | None,
+    as_json: bool, cognee: bool,
+) -> None:  # fmt: skip
     """Search memories: best match first, newest first on a tie.
 
     Words and identifiers match whole or in parts (snake_case, kebab-case, dotted.names,
-    paths), Chinese, Japanese and Korean text by character pairs. When no memory holds
+    paths), Chinese, Japanese and Korean text by character pairs. Inside a project, the
+    global tree's notes of other projects are left out unless --all. When no memory holds
     every word, the words are retried as prefixes, so `migrat` finds "migration".
     With --cognee the Cognee server's search answers follow the local hits.
 
     \b
     Examples:
       memoryd recall postgres migration
-      memoryd recall 部署 --scope project
+      memoryd recall deploy --scope project
       memoryd recall wal -n 3 --json
       memoryd recall deploy --cognee
     """
@@ -177,7 +183,7 @@ def recall(
     with memory_errors():
         # --cognee reads [sinks.cognee], which the quick settings do not hold.
         ws = _workspace(app, project, reading=not cognee)
-        result = run_recall(ws, query, limit=limit, scope=scope)  # type: ignore[arg-type]
+        result = run_recall(ws, query, limit=limit, scope=scope, every_project=every_project)  # type: ignore[arg-type]
     if as_json:
         out = {
             "query": query,

@@ -136,12 +136,16 @@ def sweep(app: AppContext, dry_run: bool, projects: tuple[Path, ...]) -> None:
         click.echo(f"deleted {len(old)} transcript(s) past capture.transcript_days ({app.paths.transcripts_dir})")
     for source, target in report.moved:
         click.echo(f"moved {source} -> {target}")
+    for source, target in report.restored:
+        click.echo(f"moved back {source} -> {target} (not expired after all)")
     for path in report.purged:
         click.echo(f"deleted {path}")
+    if report.waiting:
+        click.echo(f"kept {len(report.waiting)} file(s) past keep_expired_days until a sweep a real day later agrees")
     if report.store is not None:
         entries = "entry" if report.store_deleted == 1 else "entries"
         click.echo(f"{report.store}: deleted {report.store_deleted} expired {entries}")
-    if not (report.moved or report.purged or report.store_deleted or old):
+    if not (report.moved or report.restored or report.purged or report.waiting or report.store_deleted or old):
         click.echo(f"Nothing expired in {len(roots)} tree(s).")
     _print_problems(report.problems)
     if report.problems:

@@ -77,7 +77,7 @@ def derive_description(body: str) -> str:
     for line in body.splitlines():
         line = one_line(line.lstrip("#>*- ").strip())
         if line:
-            sentence = re.split(r"(?<=[.!?。！？])\s", line, maxsplit=1)[0]
+            sentence = re.split("(?<=[.!?\u3002\uff01\uff1f])\\s", line, maxsplit=1)[0]
             return clip_text(sentence, DESCRIPTION_CHARS)  # at a word, never inside one
     return ""
 

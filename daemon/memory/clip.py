@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 ELLIPSIS = "…"
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
+_SENTENCE_END = re.compile("[.!?](?=\\s)|[\u3002\uff01\uff1f]")  # CJK full stop, exclamation and question marks too
 _SOURCES = re.compile(r"(?ms)^(?:Sources?|Links?|See also):\s*$.*")
 _LINK_LINE = re.compile(r"(?m)^\s*[-*]\s*(?:session `[^`]*`:?\s*)?\[[^\]]*\]\([^)]*\)\s*$")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -44,6 +44,24 @@ def clip_text(text: str, limit: int) -> str:
     if space >= limit // 3:
         return room[:space].rstrip(" ,;:—-") + ELLIPSIS
     return room.rstrip() + ELLIPSIS
+
+
+REPEATS = 0.7  # a line whose words are this share of words already said repeats them
+
+
+def without_repeats(text: str, *said: str) -> str:
+    """The lines of `text` that say something `said` (a preview's title, the prompt it
+    answers) does not: a session note that quotes its opening prompt does not quote it
+    back to the session that asked it again."""
+    from daemon.memory.tokenize import tokens
+
+    known = {t for s in said for t in tokens(s)}
+    kept = []
+    for line in text.splitlines():
+        words = tokens(line)
+        if not words or sum(w in known for w in words) < REPEATS * len(words):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def readable(text: str) -> str:

@@ -31,7 +31,7 @@ from daemon.memory.checks import (
 from daemon.memory.frontmatter import Document, MemoryFileError, edit_document, render_memory, split_document
 from daemon.memory.index import SearchIndex, SyncReport
 from daemon.memory.queries import Hit
-from daemon.memory.roots import RESERVED_STEMS, MemoryRoot
+from daemon.memory.roots import RESERVED_STEMS, MemoryRoot, check_inside
 from daemon.memory.tree import (
     Memory,
     content_hash,
@@ -74,7 +74,9 @@ def _free_path(folder: Path, title: str) -> Path:
     return candidate
 
 
-def _write_memory(path: Path, text: str, like: Path | None = None) -> None:
+def _write_memory(root: MemoryRoot, path: Path, text: str, like: Path | None = None) -> None:
+    check_inside(root, path.parent)  # a category folder linked out of the tree is not written through
+    ensure_dir(path.parent)
     # A rewrite keeps the file's mode (a repo's 0644); new memories are private.
     mode = FILE_MODE
     if like is not None:
@@ -210,8 +212,7 @@ def remember(
         if draft.kind not in (existing.category, existing.kind.lower()):
             moved_from, path = existing.path, _free_path(folder, draft.title)
 
-    ensure_dir(path.parent)
-    _write_memory(path, text, like)
+    _write_memory(root, path, text, like)
     if moved_from is not None:
         moved_from.unlink(missing_ok=True)
         ws.index.remove_file(moved_from)
@@ -274,8 +275,11 @@ def recall(
     scope: ScopeChoice = "all",
     refresh: bool = True,
     count_hits: bool = True,
+    every_project: bool = False,
 ) -> RecallResult:
-    """Search the caller's trees; project entries shadow global ones with the same title."""
+    """Search the caller's trees; project entries shadow global ones with the same title.
+    Of the global tree, only the machine-wide memories and this project's, as in a
+    session's block, unless `every_project` (other projects' notes kept there too)."""
     if not query.strip():
         raise InvalidInput("the query is empty: give a few words to look for")
     limit = clamp_limit(limit)
@@ -283,7 +287,8 @@ def recall(
     if refresh:
         ws.refresh(roots)
     counters = ws.hits.read()
-    result = ws.index.search(query, roots, limit, now=ws.clock(), hits=counters)
+    project = None if every_project else ws.project_key
+    result = ws.index.search(query, roots, limit, now=ws.clock(), hits=counters, project=project)
     if not result.terms:
         raise InvalidInput(f"the query {query!r} has no searchable words")
     if count_hits and result.hits:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.memory import relevance
-from daemon.memory.clip import clip_text, cut, readable
+from daemon.memory.clip import clip_text, cut, readable, without_repeats
 from daemon.memory.index import SearchIndex
 from daemon.memory.prompt_terms import searched_part
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
@@ -257,13 +257,15 @@ def _routing_lines(rows: Sequence[tuple[str, str, str]], first: tuple[int, ...],
     return "\n".join(lines)
 
 
-def _preview_line(hit: relevance.Scored, each: int) -> str:
+def _preview_line(hit: relevance.Scored, each: int, prompt: str = "") -> str:
     """One preview: kind, title, date, id, then the memory's own words (its description
-    first, unless the body starts with it), cut at a sentence or word."""
+    first, unless the body starts with it), without lines that repeat its title or the
+    prompt, cut at a sentence or word."""
     memory = hit.hit.memory
     title = _neutral(memory.title)
     head = f"- [{_neutral(memory.kind) or 'note'}] {cut(title, 100)} ({_day(memory)}, id {memory.id}): "
-    body, description = readable(hit.hit.preview), readable(memory.description)
+    body = readable(without_repeats(hit.hit.preview, title, prompt))
+    description = readable(without_repeats(memory.description, title, prompt))
     text = body
     if description and description.casefold() != title.casefold() and not body.casefold().startswith(description.casefold()):
         text = f"{description} {body}"
@@ -291,7 +293,7 @@ def render_relevant(
         project=project, exclude_id=exclude_id, skip_ids=skip_ids,
     )  # fmt: skip
     each = max(80, budgets.recall_chars // max(1, len(found)))
-    return [_preview_line(hit, each) for hit in found], tuple(h.hit.memory.id for h in found)
+    return [_preview_line(hit, each, prompt) for hit in found], tuple(h.hit.memory.id for h in found)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ parts = wordforms.parts
 
 
 def _surface(phrase: str) -> str:
-    """The text of a phrase of bigrams (マイ イグ グレ → マイグレ)."""
+    """The text of a phrase of bigrams ("ab bc cd" → "abcd")."""
     bigrams = parts(phrase)
     return bigrams[0] + "".join(b[1:] for b in bigrams[1:])
 
@@ -70,12 +70,13 @@ def _surface(phrase: str) -> str:
 def _word_runs(prompt: str, out: list[str], forms: Forms) -> list[str]:
     """Each Hangul and katakana word of the prompt as one term: the phrase of its bigrams,
     found only where a word starts, its ending (a Korean particle, up to three syllables)
-    optional: 모델에 is 모델, never the 모델 of 뷰모델; レー of レート is not マイグレーション's."""
+    optional: a word with its particle is the word, never the same word inside a longer
+    one (model inside view-model)."""
     text = unicodedata.normalize("NFKC", prompt)
     for run in _WORD_RUN.findall(text):
         bigrams = tokenize.tokens(run)
         at = [out.index(b) for b in bigrams if b in out]
-        if not at or bigrams[0] not in out:  # a stop word with its particle (무엇을)
+        if not at or bigrams[0] not in out:  # a stop word with its particle
             out = [t for t in out if t not in bigrams]
             continue
         shortest = 2 if run[0] >= "\uac00" else max(2, len(run) - 4)
@@ -83,7 +84,7 @@ def _word_runs(prompt: str, out: list[str], forms: Forms) -> list[str]:
         term = prefixes[0]
         out = [t for t in out if t not in bigrams]
         out.insert(min(at), term)
-        # a glossary word that starts the run (알림 of 알림이), not one inside it (모델 of 뷰모델)
+        # a glossary word that starts the run (the word before its particle), not one inside it
         glossary = [a for phrase, c in wordforms.cjk_concepts(run) if run.startswith(_surface(phrase)) for a in c.alternatives()]
         forms[term] = (tuple(prefixes), tuple(glossary))
     return out
@@ -91,7 +92,7 @@ def _word_runs(prompt: str, out: list[str], forms: Forms) -> list[str]:
 
 def prompt_forms(prompt: str, terms: Sequence[str]) -> tuple[list[str], Forms]:
     """The prompt's terms with a glossary word in CJK as one term (its bigrams as a phrase,
-    マイグレーション → "マイ イグ … ョン"), and each term's candidate forms (its
+    a katakana word of n characters → its n-1 bigrams), and each term's candidate forms (its
     inflections, unverified) and the words of its glossary concept in every language
     (phrases space-joined). Two words in a row are a term too (time out → timeout)."""
     forms: Forms = {}
@@ -129,7 +130,7 @@ def held_forms(forms: Forms, df: dict[str, int], groups: Sequence[Sequence[str]]
     only when it is a form of the term), and the document counts with a phrase's (its
     rarest bigram's) added. A part of an identifier some memory holds keeps its
     inflections only: the identifier is the evidence, its parts name no concept (the
-    model of viewModelScope is no モデル)."""
+    model of viewModelScope is no model in Japanese)."""
     counts = dict(df)
     held: dict[str, tuple[str, ...]] = {}
     code = {p for whole, *parts in groups if df.get(whole) for p in parts}

@@ -1,51 +1,37 @@
-"""Which memories are really about a session's first prompt: stop words, a score floor.
+"""Which memories are really about a session's first prompt: evidence a person would accept.
 
 A preview costs every step of a session its tokens, so one is shown only when the memory
-shares the prompt's *content* words, not its filler. The steps:
+holds the prompt's informative content. The signals, in order:
 
-1. The prompt's tokens minus stop words (`stopwords`: English, Chinese, Japanese, Korean
-   from the `stop-words` package, a few words of chat about memory itself, and the words of every
-   bug report: fix, fails, error, 失败, エラー, 실패): filler never decides. A CJK bigram is
-   filler when it is a stop word, when both its characters are one-character stop words
-   (的是, 我们), or when it is all hiragana (grammar: します). A Korean or katakana word
-   (a run of its script) is one term, found only where a word starts: 모델에 is 모델 with
-   a particle, never the 모델 inside 뷰모델, and レート is not the レー of マイグレーション.
-2. A word more than 2 % of the memories (and over 20, in proportion) hold is common: it
-   may add to a memory's score but never decides (`search_terms`). Candidates come from the index (BM25
-   on the rarest deciding words, their postings bounded), then a score of our own: each
-   content word the memory holds (as it is, in an English inflection, as the word its
-   abbreviation stands for, or in another language: `wordforms`) counts its IDF, fully
-   in the title, description or tags, half in the body only. Two words in a row that a
-   memory writes as one ("time out", timeout) are that word. An identifier
-   and its parts (DEPLOY_ENV, deploy, env; KeyError, key) are one piece of evidence,
-   counted once; the parts of an identifier no memory holds count half (a memory about
-   customers is not about customer_id), and a memory holding nothing else of the prompt
-   is not about it, unless it writes all the parts in a row, in order, in any inflection
-   (PythonOperator: "Python operators"): then it holds the identifier itself.
-3. The floor: a memory must hold a deciding word, and two of the prompt's words (one
-   not broad) or a strong one (a deciding word in its title, description or tags that is
-   not broad, or a deciding identifier anywhere; broad: a tool, platform or language, an
-   object of every project, an action: `stopwords.BROAD`; a broad title word suffices
-   only when it is all the prompt says, two (no actions) always; an action in the body alone is a word in
-   passing; a memory holding one word of the prompt is not about it when another
-   candidate names a weightier one in its title, description or tags); when the prompt pastes output (a fenced block, stack frames, a
-   shell session, compiler or log lines: `prompt_terms.prose_of`), a word of the lines
-   the user wrote too, if a memory holds one (the paste confirms, it picks nothing alone); it must cover a share of the prompt's content (the weight of its
-   four weightiest words: words no memory holds count too, at half the rarest word's
-   weight, so a prompt about something else covers little, while a paraphrase's own words
-   and a long prompt's chat do not drown its one question) and score near the best one.
-   A memory that holds only part of the words another one holds is not shown beside it
-   (a curated one is not pushed out by a session note, though), nor one that is strong
-   evidence of no word of the prompt a better one is not (a lesson sharing the best
-   note's title word, with a word of a pasted log in passing in its body). Curated kinds (rule,
-   lesson, gotcha, decision, fact) get a lift, so they beat a session note that merely
-   quotes the same words: one within half of the best score goes before every session note.
+1. Content. The prompt's words minus filler (`stopwords`, the lexicon's chat and weak
+   words); a CJK text as character bigrams, a Korean or katakana word (a run of its
+   script) as one term found only where a word starts; an identifier and its parts are
+   one unit (DEPLOY_ENV with deploy and env), two words a memory writes as one are one
+   (time out: timeout). A word no memory holds may be a typo of one (`typos`).
+2. Forms. Each word is looked up as it is, in its inflections and irregular forms both
+   ways, and in the other words and languages of its glossary concept (`wordforms`,
+   `daemon.lexicon`): found fully in the title, description or tags, half in the body.
+3. Weight. A word weighs its IDF in the store times its specificity in general language
+   (`commonness`: wordfreq), so that the weights are right in a 20-memory store (where
+   IDF cannot tell "building" from "lockfile") and in a 100k one. A word more than 2 % of
+   the memories the session sees hold is common and never decides (`search_terms`). A
+   word no memory holds weighs half its weight where coverage is measured (a paraphrase's
+   own words are no memory's), all of it where the question is what the prompt says.
+4. Informative content. A memory is about the prompt when it holds a deciding word, its
+   informative units (not broad: `broad`, `actions`) weigh SHARE of the prompt's, and
+   either a strong one (a deciding word in its title, description or tags, a deciding
+   identifier anywhere) or two units; a single unit must be SOLO of what the prompt says.
+   An exact identifier is evidence enough; words of a pasted log confirm, the user's own
+   words decide (`prompt_terms.prose_of`). It must cover MIN_COVERAGE of the prompt's
+   weightiest words and score NEAR_BEST of the best memory.
+5. Ranking. A memory holding part of what a better one holds adds nothing, nor one that
+   brings no strong evidence of its own; a session note never pushes out a curated
+   memory that covers a fair share of it. Curated kinds (rule, lesson, gotcha, decision,
+   fact) get a lift and go first while within CURATED_NEAR of the best: a session note
+   that merely quotes the prompt does not bury the lesson that answers it.
 
 Common is judged among the memories the session sees (its project's and the machine-wide
-ones): a word most of another project's memories hold may decide here, one most of this
-project's hold may not. The store's term counts pick the words worth counting in the
-scope (a bounded walk of their postings, kept until the index changes); the commonest
-keep the store's verdict.
+ones), by a bounded walk of the postings kept until the index changes.
 """
 
 from __future__ import annotations
@@ -57,7 +43,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from datetime import datetime
 
-from daemon.memory import stopwords, tokenize
+from daemon.memory import commonness, stopwords, tokenize, typos
 from daemon.memory.prompt_terms import (  # noqa: F401 (content_terms, word_groups: the context's too)
     STARTS, content_terms, held_forms, joined, parts, prompt_forms, prose_terms, spelled_out, word_forms, word_groups,
 )
@@ -74,10 +60,12 @@ CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
 MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
 NEAR_BEST = 0.45  # and this share of the best memory's score
-CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
+CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
 UNHELD = 0.5  # a word no memory holds weighs this share of the rarest held one
+SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's informative content
+SHARE = 0.5  # the informative units a memory holds weigh this share of the prompt's (words no memory holds at half)
 CANDIDATES = 8  # rows taken from the index before scoring
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
 
@@ -126,6 +114,14 @@ def _units(terms: Sequence[str], groups: Sequence[Sequence[str]] = ()) -> list[l
     return list(units.values())
 
 
+def _surface(term: str) -> str:
+    """A term as text is written: a phrase of CJK bigrams joined back into its word."""
+    if term.startswith(STARTS) or (" " in term and not term.isascii()):
+        bigrams = parts(term)
+        return bigrams[0] + "".join(b[1:] for b in bigrams[1:])
+    return term
+
+
 def _groups(terms: Sequence[str]) -> list[list[str]]:
     """The word groups of the terms' compounds, without the prompt (camelCase is not one)."""
     return [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
@@ -151,6 +147,9 @@ class _Prompt:
     # per unit of `probes`: an unheld identifier's parts written out in a row (" python
     # operators " for PythonOperator, `prompt_terms.spelled_out`); empty for other units
     spelled: tuple[tuple[str, ...], ...] = ()
+    info: float = 0.0  # the weight of the prompt's informative units (not broad), the weightiest COVER_TERMS
+    informative: tuple[bool, ...] = ()  # per unit of `probes`: not broad
+    held_info: float = 0.0  # `info` with a word no memory holds at UNHELD of its weight
 
 
 def _prompt(
@@ -171,9 +170,11 @@ def _prompt(
     # A word no memory holds weighs UNHELD of the rarest one held: it says the prompt may
     # be about something else, but not as much as a word held says what it is about (a
     # paraphrase's own words are no memory's). Not counted when absent: a CJK bigram
-    # (mostly two words' seam, 部署到 → 署到) and a compound whose parts are terms too.
-    # A held word weighs as rare as it is itself (a glossary's other words may be commoner).
-    weight = {t: _idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1) for t in terms}
+    # (mostly the seam of two words) and a compound whose parts are terms too.
+    # A held word weighs as rare as it is itself (a glossary's other words may be commoner),
+    # times its specificity in general language (`commonness`).
+    special = {t: commonness.specificity(_surface(t)) for t in terms}
+    weight = {t: special[t] * (_idf(total, df.get(t) or held[t]) if held[t] else UNHELD * _idf(total, 1)) for t in terms}
     # A Korean or katakana word (a run of its script) is a word, no seam: counted too.
     counted = {t for t in terms if held[t] or t.startswith(STARTS) or not (_CJK.match(t) or _COMPOUND.search(t))}
     units = _units(terms, groups)
@@ -202,13 +203,22 @@ def _prompt(
             spelled.append(spellings.get(unit[0], ()))
     whole = sum(unit_weights[:COVER_TERMS]) or 1.0
     heaviest = tuple(max(m[1] for m in members) for _, members in probes)
-    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled))
+    # The prompt's informative content: its units that are not broad, the weightiest
+    # few, a word no memory holds at its full weight (what the prompt talks about, not
+    # what the store holds); and which held units are informative.
+    talked = {t: weight[t] if held[t] else weight[t] / UNHELD for t in terms}
+    info = [u for u in units if counted.intersection(u) and not all(is_broad(t) for t in u)]
+    info_weight = lambda w: sum(sorted((max(w[t] for t in u if t in counted) for u in info), reverse=True)[:COVER_TERMS])  # noqa: E731
+    informative = tuple(not all(m[4] for m in members) for _, members in probes)
+    return _Prompt(units, forms, weight, decisive, whole, unheld, frozenset(own), tuple(probes), heaviest, tuple(spelled),
+                   info_weight(talked), informative, info_weight(weight))  # fmt: skip
 
 
 class _WordStart(NamedTuple):
     """A form found only where a word starts: " text " in a token stream, but not right
     after its own script's character followed by its first one (in a token stream a word's
-    bigrams overlap: 뷰모 모델 is one word, so 모델 there continues 뷰모델; いポ ポッ is a seam).
+    bigrams overlap: the second bigram of a word continues the first; a word is not found
+    at such a seam).
     A find and two comparisons, not a pattern: compiling one with the script's character
     class cost ~0.5 ms for each new Hangul form (~0.07 ms katakana) a prompt held."""
 
@@ -268,6 +278,7 @@ class _Evidence(NamedTuple):
     specific: bool  # a word that is not broad anywhere
     evidence: int  # units held, but an action in the body only (a word in passing)
     full: bool = False  # a unit held in full: not only parts of an identifier no memory holds
+    exact: frozenset[int] = frozenset()  # units whose identifier itself it holds (DEPLOY_ENV, not env)
 
 
 def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
@@ -282,6 +293,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     strong = broad_head = decides = specific = False
     broad_titled = 0  # units of broad deciding words (no actions) in the title, description or tags
     full = False
+    exact: set[int] = set()
     for number, (share, members) in enumerate(prompt.probes):
         # an unheld identifier's parts in a row, in order (Python operators: PythonOperator)
         # are that identifier: in full, and strong evidence when one of them decides and is
@@ -289,12 +301,15 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
         spelled = share < 1.0 and any(p in head or p in body for p in prompt.spelled[number])
         if spelled:
             share = 1.0
+            exact.add(number)
             if any(decisive and not broad for _, _, decisive, _, broad, _ in members):
                 strong = True
                 titled.add(number)
         top = best = 0.0
         real = top_seen = False
         for probes, weight, decisive, identifier, broad, action in members:
+            if identifier and (_in(probes, head) or _in(probes, body)):
+                exact.add(number)
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or (decisive and not broad)
@@ -323,7 +338,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
             full = full or share == 1.0
     # two broad words in a title are a topic (SSH agent forwarding breaks inside tmux)
     strong = strong or broad_titled >= 2
-    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full)
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full, frozenset(exact))
 
 
 def score_candidates(
@@ -373,6 +388,15 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
         return False
     # two words, one not broad; an action in the body only is a word in passing (run the
     # unit tests is not about a note that ran the tests)
+    # The prompt's informative content, not incidental words: the informative units a
+    # memory holds weigh SHARE of the prompt's (the same entity with another problem is
+    # not it: a CSV export for the customer admin is not the slow order admin list), one
+    # unit alone SOLO of what the prompt says (a pnpm question about workspaces is not
+    # about the pnpm lockfile); an exact identifier (DEPLOY_ENV) is evidence enough.
+    held = [u for u in matched if prompt.informative[u]]
+    weight = sum(prompt.unit_weight[u] for u in held)
+    if found.exact.isdisjoint(held) and weight < (SOLO * prompt.info if len(held) == 1 else SHARE * prompt.held_info):
+        return False
     if found.strong or (found.evidence >= 2 and found.specific):
         return True
     return found.broad and found.covered >= prompt.whole * (1 - 1e-9)
@@ -381,12 +405,13 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
     `memory` adds nothing. A session note that quotes the prompt does not push out the
-    curated memory that answered it, unless that holds far less of the prompt."""
+    curated memory that answered it, unless that covers far less of the prompt (CURATED_KEEP)."""
     return memory.units < other.units and _may_push_out(other, memory)
 
 
 def _may_push_out(other: Scored, memory: Scored) -> bool:
-    """A session note pushes out no curated memory unless that covers far less of the prompt."""
+    """A session note pushes out no curated memory covering CURATED_KEEP of what it does:
+    the words it holds beyond a lesson's are mostly the prompt it quotes, not an answer."""
     return other.curated or not memory.curated or memory.coverage < CURATED_KEEP * other.coverage
 
 
@@ -443,6 +468,7 @@ def relevant_hits(
         return []
     lookups = {p for both in candidates.values() for forms in both for f in forms for p in parts(f)}
     df = index.doc_counts(sorted(lookups))
+    terms, candidates, df = typos.read_typos(index, terms, candidates, df, frozenset(content_terms(prompt)))
     terms, groups = joined(prompt, terms, df)
     forms, df = held_forms(candidates, df, groups)
     total = index.count()

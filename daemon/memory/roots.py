@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -40,6 +40,9 @@ class MemoryRoot:
 
     path: Path
     scope: Scope
+    # A project's `.memory` that is a link out of its project: where it leads. Such a tree
+    # keeps the link's own path, and does not exist for memoryd (`refused`).
+    outside: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.scope not in ("global", "project"):
@@ -58,6 +61,14 @@ class MemoryRoot:
         object.__setattr__(root, "scope", scope)
         return root
 
+    @classmethod
+    def refused(cls, link: Path, target: Path) -> MemoryRoot:
+        """The project tree whose `.memory` at `link` leads outside its project, to `target`."""
+        root = object.__new__(cls)
+        for name, value in (("path", link), ("scope", "project"), ("outside", target)):
+            object.__setattr__(root, name, value)
+        return root
+
     @property
     def key(self) -> str:
         """The string that names this root in the index."""
@@ -72,7 +83,15 @@ class MemoryRoot:
         return self.path / EXPIRED_DIR
 
     def exists(self) -> bool:
-        return self.path.is_dir()
+        return self.outside is None and self.path.is_dir()
+
+    def warning(self) -> str:
+        """What to tell the user about a refused tree (empty for any other)."""
+        if self.outside is None:
+            return ""
+        return (f"{self.path} is a link to {self.outside}, outside its project: not followed (nothing is "
+                "written there, and its memories reach no session). Make it a folder of the project, or set "
+                "memory.follow_outside_links = true to trust such links")
 
 
 def _find_worktree(directory: Path) -> Path | None:
@@ -116,9 +135,14 @@ def is_in_worktree(directory: Path) -> bool:
     return worktree_top(directory) is not None
 
 
-def project_tree(directory: Path) -> MemoryRoot:
-    """Return the project memory root for a directory inside a project."""
-    return MemoryRoot(project_root_of(directory) / PROJECT_TREE_DIR, "project")
+def project_tree(directory: Path, follow_outside: bool = False) -> MemoryRoot:
+    """Return the project memory root for a directory inside a project; a `.memory` that
+    leads outside the project is refused (`MemoryRoot.refused`) unless `follow_outside`."""
+    project = project_root_of(directory)
+    root = MemoryRoot(project / PROJECT_TREE_DIR, "project")
+    if follow_outside or _inside(root.path, project):
+        return root
+    return MemoryRoot.refused(project / PROJECT_TREE_DIR, root.path)
 
 
 def global_tree(paths: Paths) -> MemoryRoot:
@@ -136,11 +160,11 @@ def discover_roots(
     `project_dirs` are directories OpenCode sessions ran in (or the caller's own);
     `extra_roots` are roots known from elsewhere (e.g. the index). Missing trees are left out.
     """
-    candidates = [global_tree(config.paths)]
-    dirs = [Path(p).expanduser() for p in config.settings.memory.project_roots]
-    dirs.extend(Path(p) for p in project_dirs)
-    candidates.extend(project_tree(d) for d in dirs)
-    candidates.extend(extra_roots)
+    # A project tree the index knows is still one only if its project's `.memory` leads to
+    # it: the folder a refused link points at was indexed as a tree by older releases.
+    follow = config.settings.memory.follow_outside_links
+    extra = [r for r in extra_roots if r.scope != "project" or project_tree(r.path, follow).path == r.path]
+    candidates = [global_tree(config.paths), *_project_trees(config, project_dirs), *extra]
     seen: dict[Path, MemoryRoot] = {}
     for root in candidates:
         if root.path not in seen and root.exists():
@@ -161,10 +185,27 @@ def known_roots(
     directory), the projects OpenCode sessions ran in (from `state`, only when
     `memory.discover_projects` is on), then `extra_roots` (e.g. the index's).
     """
-    sessions: list[Path] = []
-    if state is not None and config.settings.memory.discover_projects:
-        sessions = [Path(d) for d in sorted(state.project_dirs())]
-    return discover_roots(config, [*project_dirs, *sessions], extra_roots)
+    return discover_roots(config, [*project_dirs, *_session_dirs(config, state)], extra_roots)
+
+
+def _session_dirs(config: Config, state: StateDB | None) -> list[Path]:
+    if state is None or not config.settings.memory.discover_projects:
+        return []
+    return [Path(d) for d in sorted(state.project_dirs())]
+
+
+def _project_trees(config: Config, project_dirs: Iterable[Path]) -> list[MemoryRoot]:
+    dirs = [Path(p).expanduser() for p in config.settings.memory.project_roots]
+    dirs.extend(Path(p) for p in project_dirs)
+    return [project_tree(d, config.settings.memory.follow_outside_links) for d in dirs]
+
+
+def refused_roots(config: Config, state: StateDB | None, project_dirs: Iterable[Path] = ()) -> list[MemoryRoot]:
+    """The project trees `known_roots` leaves out because their `.memory` leads outside
+    their project (`MemoryRoot.warning` says what to do)."""
+    dirs = [*project_dirs, *_session_dirs(config, state)]
+    found = {r.path: r for r in _project_trees(config, dirs) if r.outside is not None}
+    return [root for root in found.values() if root.outside.is_dir()]
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -184,6 +225,18 @@ def resolve_in_root(path: Path, root: Path) -> Path:
     if not _inside(real, root):
         raise MemoryFileError(f"symlink to {real}, outside the memory tree: not followed")
     return real
+
+
+class OutsideTree(OSError):
+    """A folder of a tree that leads outside it (a link): nothing is written through it."""
+
+
+def check_inside(root: MemoryRoot, folder: Path) -> None:
+    """Raise OutsideTree when `folder` (existing or not) resolves outside `root`."""
+    real = Path(os.path.realpath(folder))
+    if not _inside(real, root.path):
+        raise OutsideTree(errno.EXDEV, f"a link to {real}, outside the memory tree {root.path}: nothing is "
+                          "written through it (make it a folder of the tree)", str(folder))
 
 
 def is_memory_name(name: str) -> bool:

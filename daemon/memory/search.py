@@ -40,6 +40,7 @@ POSTINGS_BUDGET = 2000  # postings BM25 weighs at most (beyond the rarest word's
 RANK_CAP = 400  # matches ranked at most: the most recently indexed ones
 PREFIX_EXPANSIONS = 16  # words one prefix stands for, at most (the commonest first)
 PREFIX_TERMS = 8  # query words a prefix retry expands, at most
+NEAR_ROWS = 1000  # terms compared with a word that may be a typo, at most
 TERMS_KEPT = 50_000  # term counts kept between prompts, at most
 RANKINGS_KEPT = 128  # search_any answers kept between prompts, at most (prompts share their rarest words)
 _SCAN_TERMS = 4000  # vocabulary entries read per prefix, at most
@@ -99,6 +100,32 @@ class SearchQueries:
             known.update((term, found.get(term)) for term in missing)
         return {t: docs for t in asked if (docs := known[t]) is not None}
 
+    def near_term(self, word: str, distance: int) -> str | None:
+        """The word of the index's vocabulary closest to `word` (a typo: hydartion →
+        hydration), within `distance` edits (a swap of two letters is one: optimal string
+        alignment, rapidfuzz), its first two letters the same, three from 8 letters (a
+        range of the term table, at most NEAR_ROWS: typos fall mostly later in a word, and
+        a prompt's new words must stay cheap); the one more memories hold on a tie;
+        None when there is none. Kept until the index changes, like `doc_counts`."""
+        kept = self._term_counts()
+        key = f"\0near\0{distance}\0{word}"  # no token holds a NUL: no clash with the counts
+        if key in kept:
+            return kept[key]  # type: ignore[return-value]
+        from rapidfuzz.distance import OSA
+        from rapidfuzz.process import extract
+
+        start = word[: 3 if len(word) >= 8 else 2]
+        rows = self._db.execute(
+            "SELECT term, docs FROM term WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ? LIMIT ?",
+            (start, start + "\uffff", len(word) - distance, len(word) + distance, NEAR_ROWS),
+        ).fetchall()
+        docs = dict(rows)
+        found = extract(word, list(docs), scorer=OSA.distance, score_cutoff=distance, limit=8)
+        best = min(found, key=lambda f: (f[1], -docs[f[0]], f[0]), default=None)
+        near = best[0] if best is not None and best[0] != word else None
+        kept[key] = near  # type: ignore[assignment]
+        return near
+
     def _term_counts(self) -> dict[str, int | None]:
         """term → docs (None: absent) while the index stays as it is (any write, by this
         connection or another, moves `total_changes` or `data_version`)."""
@@ -134,17 +161,21 @@ class SearchQueries:
         now: datetime | None = None,
         hits: Mapping[str, int] | None = None,
         prefix_retry: bool = True,
+        project: str | None = None,
     ) -> SearchResult:
         """Return the best `limit` memories in `scopes` for `query`.
 
         BM25 (title weighted highest) with a small boost from recall counters; equal
         scores go newest first. A query whose every term finds nothing together is
         retried as a prefix OR, so `migrat` still finds "migration strategy".
+        `project` (a canonical worktree, "" for none) keeps, of the global tree, the
+        machine-wide memories and that project's only, as a session's block does; None
+        searches every project's.
         """
         terms = tokenize.query_tokens(query)
         if not terms or not scopes or limit < 1:
             return SearchResult([], "none", terms)
-        where, params = self._visible(scopes, now or datetime.now(UTC), keep_global_hard_rules=False)  # type: ignore[attr-defined]
+        where, params = self._visible(scopes, now or datetime.now(UTC), keep_global_hard_rules=False, project=project)  # type: ignore[attr-defined]
         found = self._ranked(tokenize.strict_match(terms), where, params, limit, hits or {})
         if found:
             return SearchResult(found, "strict", terms)

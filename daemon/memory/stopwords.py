@@ -1,11 +1,13 @@
 """Filler that never decides what a prompt is about: stop words of four languages and more.
 
 The `stop-words` package's lists (English, Chinese, Japanese, Korean) and the English
-inflections of their words (moved, going), a few words of chat about memory itself, and
-the words of every bug report (fix, fails, error, 失败, エラー, 실패); and broad words,
-which decide only beside a word that is not broad (`BROAD`, `ACTIONS`). A CJK bigram is filler when
-it is a stop word, when both its characters are one-character stop words (的是, 我们),
-when it holds a Chinese function character, or when it is all hiragana (grammar: します).
+inflections of their words (moved, going), and from the lexicon (`daemon.lexicon`): a few
+words of chat about memory itself (`chat_stop`), the words of every bug report (`weak`:
+fix, fails, error, in each language), the English list's words that name things in
+software (`en/stop_keep`); broad words, which decide only beside a word that is not broad
+(`broad`, `actions`). A CJK bigram is filler when it is a stop word, when both its
+characters are one-character stop words, when it holds a Chinese function character
+(`zh/function_chars`), or when it is all hiragana (grammar).
 Pure; the lists are read once.
 """
 
@@ -13,60 +15,37 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from daemon import lexicon
 from daemon.memory import tokenize
 from daemon.memory.script_re import NonAscii
 
 STOP_LANGUAGES = ("en", "zh", "ja", "ko")
-# Words of chat about memory and sessions that the lists lack.
-EXTRA_STOP = frozenset(
-    "hey hi hello thanks please remind remember recall recalled earlier again still check checking "
-    "figure figured wondering basically yeah gonna wanna talking talk tell telling session sessions "
-    "memory memories question questions thing things stuff".split()
-    + ["一下", "请问", "帮我", "如何", "什么", "为什么", "怎么", "怎样", "问题", "之前", "上次", "现在", "应该"]
-    + ["教えて", "ください", "どうして", "なぜ", "どう", "方法", "前回", "以前", "について"]
-    + ["어떻게", "왜", "뭐", "무엇", "해주세요", "알려", "주세요", "이전", "지난번", "관련"]
-)
-# Words of every bug report, in four languages: a prompt and a memory that share only
+
+
+def _every(table: str) -> frozenset[str]:
+    """A lexicon table's words in every language that has it."""
+    return frozenset(w for lang in lexicon.languages(table) for w in lexicon.words(lang, table))
+
+
+# Words of chat about memory and sessions that the lists lack (`<lang>/chat_stop.tsv`).
+EXTRA_STOP = _every("chat_stop")
+# Words of every bug report (`<lang>/weak.tsv`): a prompt and a memory that share only
 # these share no topic, so they are filler here too.
-WEAK = frozenset(
-    "fix fixed fixes fixing fail fails failed failing failure failures error errors broken broke break "
-    "breaks bug bugs issue issues problem problems wrong work works working worked help look looking "
-    "try trying tried change changed changes use using used add added make made".split()
-    + ["失败", "错误", "问题", "报错", "修复", "修改", "出错", "看看", "使用", "添加"]
-    + ["失敗", "エラ", "ラー", "不具", "具合", "修正", "問題", "追加", "変更"]
-    + ["실패", "오류", "에러", "문제", "수정", "추가", "변경", "사용"]
-)
+WEAK = _every("weak")
 # Words the English list holds that name things in software: they may decide.
-KEEP = frozenset(
-    "test tests build run state states system systems order open close page pages value values group "
-    "groups member members home number numbers name names line lines point points area areas case cases "
-    "side new old world face".split()
-)
-# Broad words: a tool, platform or language, a file format, an object every project of one
-# has (a pod, a DAG, an image), or an action done to anything (upgrade, install, run). A memory holding
-# one of them says what it is about only with a word of the prompt that is not broad: a
-# question about tokio's select! is not about the tokio upgrade, nor a pnpm question
-# about the pnpm lockfile. Words as the prompt has them, with their common inflections.
-BROAD = frozenset(
-    "python golang go rust java kotlin swift javascript js typescript ts node nodejs deno bun npm pnpm yarn "
-    "react vue angular svelte next nextjs nuxt django flask fastapi rails spring docker compose kubernetes "
-    "k8s kubectl helm terraform tf ansible git github gitlab tmux ssh vim neovim emacs vscode bash zsh shell "
-    "linux macos windows ubuntu debian aws gcp azure airflow pandas numpy spark kafka redis postgres "
-    "postgresql mysql sqlite mongodb nginx cargo tokio gradle maven android ios xcode webpack vite jest "
-    "pytest playwright cypress tailwind stripe retrofit firebase "
-    "pod pods dag dags image images container containers cluster namespace repo repository app "
-    "json yaml yml csv parquet xml toml sql html css".split()
-)
-# Actions done to anything: broad, and in a memory's body one is a word in passing, not one
-# of the two words that make evidence (run the unit tests is not about a note that ran them).
-ACTIONS = frozenset(
-    "upgrade upgrades upgraded upgrading bump bumped bumping install installed installing run runs running "
-    "rerun start started starting stop stopped restart update updated updating rename refactor set setup".split()
-)
+KEEP = lexicon.words("en", "stop_keep")
+# Broad words (`<lang>/broad.tsv`): an object every project of one kind has (a pod, a DAG,
+# an image). A memory holding one says what it is about only with a word of the prompt
+# that is not broad.
+BROAD = _every("broad")
+# Actions done to anything (`en/actions.tsv`): broad, and in a memory's body one is a word
+# in passing, not one of the two words that make evidence (run the unit tests is not about
+# a note that ran them).
+ACTIONS = _every("actions")
 _HIRAGANA = NonAscii("[\u3040-\u309f]")
-# Chinese function characters: a bigram holding one spans a word boundary (境的, 署到)
-# or is grammar (我们); the characters of content words are other ones.
-_ZH_PARTICLES = frozenset("的了着吗呢吧啊呀是把被这那们么我你他她它与及或但就都也还又很太到得地")
+# Chinese function characters (`zh/function_chars.tsv`): a bigram holding one spans a
+# word boundary or is grammar; the characters of content words are other ones.
+_ZH_PARTICLES = lexicon.words("zh", "function_chars")
 CJK = NonAscii("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 
 
@@ -115,7 +94,7 @@ def _build_stop_tokens() -> list[list[str]]:
         if word in KEEP:
             continue
         found = tokenize.tokens(word)
-        # A longer CJK stop word of the lists gives no bigrams (関係 in 관계가 있다 is a
+        # A longer CJK stop word of the lists gives no bigrams (a Japanese word of the list inside a Korean sentence is a
         # word of its own); our own few do.
         if len(found) == 1 or not CJK.search(word) or word in EXTRA_STOP or word in WEAK:
             tokens.update(t for t in found if t not in KEEP)

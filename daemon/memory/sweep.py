@@ -1,8 +1,10 @@
 """Expiry: move expired memories out of the live trees, purge old ones, clean an opencode-memory store.
 
 A memory whose `expires` has passed moves to `<root>/.expired/<category>/` (hidden, so
-neither compiled nor indexed) and its tree is recompiled. Files that have sat in
-`.expired/` longer than `sweep.keep_expired_days` are deleted. When an opencode-memory
+neither compiled nor indexed) and its tree is recompiled; one there whose `expires` is
+still to come (moved while the clock was ahead) moves back. Files that have sat in
+`.expired/` longer than `sweep.keep_expired_days` are deleted, once later sweeps over a
+real day agree (`daemon.memory.deletions`: a clock set ahead deletes nothing). When an opencode-memory
 store exists, its expired rows go too, in one transaction; its own triggers keep its
 FTS table in step.
 """
@@ -19,9 +21,11 @@ from pathlib import Path
 
 from daemon.files import ensure_dir
 from daemon.memory.compile import compile_root
+from daemon.memory.deletions import DeletionLedger
 from daemon.memory.index import SearchIndex
-from daemon.memory.roots import MemoryRoot
-from daemon.memory.tree import Memory, Problem
+from daemon.memory.frontmatter import MemoryFileError
+from daemon.memory.roots import MemoryRoot, is_memory_name
+from daemon.memory.tree import Memory, Problem, read_memory
 
 log = logging.getLogger("memoryd.memory.sweep")
 
@@ -31,7 +35,9 @@ class SweepReport:
     """What a sweep moved, purged, deleted from the store, recompiled, and could not do."""
 
     moved: list[tuple[Path, Path]] = field(default_factory=list)
+    restored: list[tuple[Path, Path]] = field(default_factory=list)  # out of .expired/: not expired after all
     purged: list[Path] = field(default_factory=list)
+    waiting: list[Path] = field(default_factory=list)  # due by the wall clock, kept until sweeps over a real day agree
     store_deleted: int = 0
     store: Path | None = None  # the opencode-memory store swept, if one exists
     compiled: list[Path] = field(default_factory=list)
@@ -60,18 +66,39 @@ def plan_purge(root: MemoryRoot, now: datetime, keep_days: int) -> list[Path]:
     """Return files in `<root>/.expired/` moved there more than `keep_days` ago."""
     cutoff = (now - timedelta(days=keep_days)).timestamp()
     doomed: list[Path] = []
-    try:
-        with os.scandir(root.expired_dir) as listing:
-            folders = [e for e in listing if e.is_dir(follow_symlinks=False)]
-    except FileNotFoundError:
-        return doomed
-    for folder in folders:
-        with os.scandir(folder.path) as files:
+    for folder in _expired_folders(root):
+        with os.scandir(folder) as files:
             for entry in files:
                 # lstat: a symlink is judged (and removed) as itself, never followed.
                 if entry.stat(follow_symlinks=False).st_mtime < cutoff and not entry.is_dir(follow_symlinks=False):
                     doomed.append(Path(entry.path))
     return sorted(doomed)
+
+
+def plan_restore(root: MemoryRoot, now: datetime) -> list[tuple[Path, Path]]:
+    """Files in `<root>/.expired/` whose `expires` is after `now`, with their way back: moved
+    while the clock was ahead (or given a later date since). Never over another file."""
+    back: list[tuple[Path, Path]] = []
+    for folder in _expired_folders(root):
+        with os.scandir(folder) as files:
+            names = [e.name for e in files if is_memory_name(e.name) and e.is_file(follow_symlinks=False)]
+        for name in sorted(names):
+            try:
+                memory, _ = read_memory(folder / name, root)
+            except (MemoryFileError, OSError):
+                continue  # unreadable or broken: it stays where it is
+            target = root.path / folder.name / name
+            if memory.expires is not None and memory.expires > now and not (target.exists() or target.is_symlink()):
+                back.append((folder / name, target))
+    return back
+
+
+def _expired_folders(root: MemoryRoot) -> list[Path]:
+    try:
+        with os.scandir(root.expired_dir) as listing:
+            return [Path(e.path) for e in listing if e.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
 
 
 # --- actions --------------------------------------------------------------------------
@@ -100,8 +127,26 @@ def _move_expired(root: MemoryRoot, expired: Sequence[Memory], now: datetime, re
     return moved
 
 
-def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport) -> None:
-    for path in plan_purge(root, now, keep_days):
+def _restore(root: MemoryRoot, now: datetime, report: SweepReport) -> set[str]:
+    """Move back what is no longer expired; return the categories it went back to."""
+    categories: set[str] = set()
+    for source, target in plan_restore(root, now):
+        try:
+            os.replace(source, target)
+        except OSError as exc:
+            report.problems.append(Problem(source, f"could not move back to {target}: {exc.strerror or exc}"))
+            continue
+        report.restored.append((source, target))
+        categories.add(target.parent.name)
+        log.info("sweep.restored", extra={"path": str(target), "from": str(source)})
+    return categories
+
+
+def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport, ledger: DeletionLedger) -> None:
+    due = {str(path.relative_to(root.expired_dir)): path for path in plan_purge(root, now, keep_days)}
+    allowed = ledger.may_delete(root.key, due)
+    report.waiting.extend(path for name, path in sorted(due.items()) if name not in allowed)
+    for path in sorted(due[name] for name in allowed):
         try:
             path.unlink()
         except FileNotFoundError:
@@ -110,13 +155,9 @@ def _purge(root: MemoryRoot, now: datetime, keep_days: int, report: SweepReport)
             report.problems.append(Problem(path, f"could not delete: {exc.strerror or exc}"))
             continue
         report.purged.append(path)
+        ledger.deleted(root.key, [str(path.relative_to(root.expired_dir))])
         log.info("sweep.purged", extra={"path": str(path), "keep_expired_days": keep_days})
-    try:
-        with os.scandir(root.expired_dir) as listing:
-            folders = [Path(e.path) for e in listing if e.is_dir(follow_symlinks=False)]
-    except FileNotFoundError:
-        return
-    for folder in folders:
+    for folder in _expired_folders(root):
         with os.scandir(folder) as listing:
             empty = next(listing, None) is None
         if empty:
@@ -165,13 +206,16 @@ def sweep(
     opencode_memory_db: Path | None,
     *,
     index: SearchIndex,
+    ledger: DeletionLedger | None = None,
 ) -> SweepReport:
     """Move expired memories out, purge old expired files, sweep the opencode-memory store.
 
     Expiry dates come from the search index (synced first, no full parse of the trees)
     and moved files leave it at once. One root's failure does not stop the others.
+    `ledger`: what earlier sweeps found due (default: the one beside the index).
     """
     report = SweepReport()
+    ledger = ledger or DeletionLedger.in_state(index.db_path.parent)
     for root in roots:
         if not root.exists():
             continue
@@ -180,15 +224,17 @@ def sweep(
             report.problems.append(Problem(root.expired_dir, "is a symlink: replace it with a folder to sweep"))
             continue
         try:
+            restored = _restore(root, now, report)
             index.sync_root(root)
             moved = _move_expired(root, plan_expired(index.expired(root, now), now), now, report)
             for path in moved:
                 index.remove_file(path)
-            moved_from = {path.parent.name for path in moved}
+            moved_from = {path.parent.name for path in moved} | restored
             report.compiled.extend(compile_root(root, index, categories=moved_from))
-            _purge(root, now, keep_expired_days, report)
+            _purge(root, now, keep_expired_days, report, ledger)
         except OSError as exc:
             report.problems.append(Problem(root.path, f"sweep failed: {exc.strerror or exc}"))
+    ledger.save()
     if opencode_memory_db is not None and opencode_memory_db.exists():
         report.store = opencode_memory_db
         try:

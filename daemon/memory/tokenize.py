@@ -1,7 +1,7 @@
 """The token stream memoryd feeds to (and queries) the search index.
 
 FTS5's own tokenizers fail on CJK: unicode61 makes a whole sentence one token, trigram
-needs three characters, so a two-character word like 部署 is never found. memoryd
+needs three characters, so a two-character Chinese word is never found. memoryd
 tokenizes in Python instead and hands FTS5 space-separated tokens:
 
 - latin words and identifiers, lower-cased; compounds such as `snake_case`,
@@ -26,7 +26,7 @@ from daemon.memory.script_re import NonAscii
 TOKENIZER_VERSION = 2
 
 # Han (with extensions and compatibility forms), kana, Hangul syllables and jamo, and
-# the iteration marks 々〆〇. Halfwidth kana need no entry: NFKC widens them first.
+# the iteration marks (U+3005-U+3007). Halfwidth kana need no entry: NFKC widens them first.
 _CJK_CHARS = (
     "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af\U00020000-\U0003134f"

@@ -7,7 +7,7 @@ would pay on every run. A command that calls `keep_in(state folder)` reads them 
 `words.json` there (~2 ms) instead, built and written by the first command that needs them.
 
 Each table is keyed by what it is built from: the stat of the modules that build it and of
-the stop-words package, and Python's Unicode version (NFKC and casefold). A table whose
+the stop-words package, the lexicon's digest (`daemon.lexicon.digest`: its tables), and Python's Unicode version (NFKC and casefold). A table whose
 key differs, or a file that is unreadable or malformed, is built again and rewritten: a
 cache only, never the truth.
 """
@@ -35,9 +35,10 @@ def keep_in(folder: Path | None) -> None:
 
 
 def _key(sources: Sequence[str | None]) -> list[Any]:
+    from daemon import lexicon
     from daemon.paths import file_identity
 
-    return [unicodedata.unidata_version, list(sys.version_info[:2]), *(file_identity(s) for s in sources)]
+    return [unicodedata.unidata_version, list(sys.version_info[:2]), lexicon.digest(), *(file_identity(s) for s in sources)]
 
 
 def _read(folder: Path) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from daemon.memory.hits import HITS_FILE, HitCounter
 from daemon.memory.index import SearchIndex, open_index
-from daemon.memory.roots import PROJECT_TREE_DIR, MemoryRoot, global_tree, is_in_worktree, project_tree, worktree_top
+from daemon.memory.roots import PROJECT_TREE_DIR, MemoryRoot, global_tree, is_in_worktree, project_of_root, project_tree, worktree_top
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -64,6 +64,12 @@ class Workspace:
     trust_index: bool = False
 
     @property
+    def project_key(self) -> str:
+        """The caller's project as the index keys it (its worktree), "" outside any: of
+        the global tree, a caller sees the machine-wide memories and this project's."""
+        return project_of_root(self.project) if self.project is not None else ""
+
+    @property
     def hits(self) -> HitCounter:
         """The recall counters, kept beside the search index (never in a tree)."""
         return HitCounter(self.index.db_path.parent / HITS_FILE)
@@ -83,8 +89,10 @@ class Workspace:
         if scope not in SCOPES:
             raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
         roots: list[MemoryRoot] = []
-        if scope in ("project", "all") and self.project is not None and self.project.path != self.global_root.path:
-            roots.append(self.project)
+        project = self.project  # (a refused `.memory` link is no tree to search)
+        usable = project is not None and project.outside is None and project.path != self.global_root.path
+        if scope in ("project", "all") and usable:
+            roots.append(project)
         if scope in ("global", "all"):
             roots.append(self.global_root)
         return roots
@@ -121,6 +129,8 @@ class Workspace:
         """What to tell a caller whose project memory went to the global tree (empty if none did)."""
         if scope != "project" or self.project is None or self.project.exists():
             return ""
+        if self.project.outside is not None:
+            return f"{self.project.warning()}; the memory went to the global tree"
         return (
             f"this project has no memory tree ({self.project.path} does not exist), so the memory went "
             f"to the global tree; create that folder to keep memories with the project"
@@ -136,7 +146,8 @@ def open_workspace(
 ) -> Workspace:
     """Return the workspace of a caller in `project_dir` (None: global only)."""
     index = index or open_index(config)
-    project = project_tree(project_dir) if project_dir is not None else None
+    follow = config.settings.memory.follow_outside_links
+    project = project_tree(project_dir, follow) if project_dir is not None else None
     real = project_dir is not None and (explicit_project or is_in_worktree(project_dir))
     return Workspace(index, global_tree(config.paths), project, real)
 

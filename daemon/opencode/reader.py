@@ -24,7 +24,7 @@ from typing import TypeVar
 from daemon.opencode import v1, v2
 from daemon.opencode.source import MessageRow, PartRow, SessionInfo, SessionRows
 
-__all__ = ["MessageRow", "OpenCodeReader", "PartRow", "SessionInfo", "SessionRows", "SourceError"]
+__all__ = ["MessageRow", "OpenCodeReader", "PartRow", "SessionInfo", "SessionRows", "SourceBusy", "SourceError"]
 
 T = TypeVar("T")
 
@@ -113,8 +113,22 @@ def _expected_size(header: bytes) -> int:
     return page_size * pages if valid else 0
 
 
+class SourceBusy(SourceError):
+    """Another program holds a lock on the database longer than we wait: not damage."""
+
+
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "busy": another program holds a lock."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 def unreadable(path: Path, exc: sqlite3.DatabaseError) -> SourceError:
-    """The error for a database SQLite cannot read (truncated, corrupt, unreadable)."""
+    """The error for a database SQLite cannot read (locked, truncated, corrupt, unreadable)."""
+    if is_busy(exc):
+        return SourceBusy(
+            f"{path}: OpenCode's database is busy, retrying: another program holds a lock on it ({exc}). "
+            f"If this lasts, find the program keeping it locked (`fuser -v {path}`)"
+        )
     return SourceError(f"{path}: OpenCode's database cannot be read ({exc}); is it truncated or damaged?")
 
 
@@ -124,7 +138,7 @@ def retry_busy(fn: Callable[[], T], attempts: int = 5, sleep: Callable[[float], 
         try:
             return fn()
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == attempts - 1:
+            if not is_busy(exc) or attempt == attempts - 1:
                 raise
             sleep(0.1 * 2**attempt)
     raise AssertionError("unreachable")
@@ -175,7 +189,9 @@ class OpenCodeReader:
             raise unreadable(self.path, exc) from exc
 
     def _read_schema(self) -> dict[str, set[str]]:
-        tables = {r[0] for r in retry_busy(lambda: self.conn.execute("SELECT name FROM sqlite_master").fetchall())}
+        # One wait at open: a database held locked is said at once (and retried by the
+        # caller: the daemon's backoff), not after five busy timeouts.
+        tables = {r[0] for r in retry_busy(lambda: self.conn.execute("SELECT name FROM sqlite_master").fetchall(), 1)}
         present = [family for family, marker in MARKERS.items() if marker in tables]
         if not present:
             raise SchemaError(

@@ -51,6 +51,13 @@ _PUBLIC_PREFIXES = (
 _DATA_PREFIXES = ("H4sI", "UEsDB", "iVBORw0KGgo", "/9j/", "R0lGOD", "JVBERi0", "QlpoO", "/Td6WFo", "KLUv/", "AGFzbQ")
 # A hexadecimal literal, float or not (`0x6487ed5110b460p-53`, `0xDEADBEEF00000000`).
 _HEX_LITERAL = re.compile(r"0[xX][0-9a-fA-F_]*\.?[0-9a-fA-F_]*(?:[pP][+\-]?[0-9]+)?")
+# Hex (or a UUID) behind a vendor's prefix that says secret or live: `zrb_live_<hex>`,
+# `acme-sk-<uuid>`. (Hex alone is a digest or an id; `pk`, publishable, is left out.)
+_PREFIXED_HEX = re.compile(
+    r"[A-Za-z]{1,12}[_\-](?:[A-Za-z]{1,8}[_\-])?(?<=[_\-])(?:live|prod|production|sk|rk|secret|sec|key|token|tok|api|pat)[_\-]"
+    r"(?:[0-9a-f]{32,}|[0-9A-F]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+)
+_HASHED_HOST = re.compile(r"\|1\|(?:[A-Za-z0-9+/]+=*\|)?$")
 _AWS_WORDS = ("aws", "akia", "asia", "secret access key")
 
 
@@ -153,7 +160,12 @@ def find_tokens(text: str, runs: list[tuple[int, int]]) -> Iterator[Span]:
         if not _DIGIT.search(core) or core.isdigit():  # most long runs in code: names, no digit
             continue
         # Cheapest first: a prefix, the shape, then the words before it.
-        if core.startswith(_PUBLIC_PREFIXES) or not looks_random(core, MIN_LEN) or not _random_core(core, token.endswith("=")):
+        if core.startswith(_PUBLIC_PREFIXES):
+            continue
+        if _PREFIXED_HEX.fullmatch(core):  # `zrb_live_<hex>`: hex behind a secret's prefix
+            yield start, end, "high_entropy"
+            continue
+        if not looks_random(core, MIN_LEN) or not _random_core(core, token.endswith("=")):
             continue
         if core.startswith(_DATA_PREFIXES) or _HEX_LITERAL.fullmatch(core):
             continue
@@ -161,6 +173,8 @@ def find_tokens(text: str, runs: list[tuple[int, int]]) -> Iterator[Span]:
             continue  # `_VarUInt64ByteSizeNoTag(size)`, `PracticalPy31520261027 = …`: names; `kFiKa1VZ…`: an example
         if any(p.search(text, max(0, start - 60), start) for p in (_NOT_SECRET_BEFORE, _ID_NAME_BEFORE, _DIGEST_NAME_BEFORE, _ARN_BEFORE)):
             continue
+        if text[start - 1 : start] == "|" and _HASHED_HOST.search(text, max(0, start - 64), start):
+            continue  # a known_hosts line's hashed host: `|1|<salt>|<hash>`
         if _in_url_path(text, start, token) or _in_blob(text, start, end) or _decodes_to_text(core):
             continue
         near = text[max(0, start - 160) : end + 80].lower()

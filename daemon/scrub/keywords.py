@@ -11,33 +11,36 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from urllib.parse import unquote
 from collections.abc import Iterator
 
+from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
+from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_hex, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
 # A secret-ish word inside a name, then the rest of the name and an assignment operator.
 _ASSIGN, _ASSIGN_WORDS = anchored(  # run over the lower-cased text
-    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac"),
+    ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig(?:nature)?(?![a-z])", "pat(?![a-z])", "hmac", "sess(?:ion)?[_\\-]?id(?![a-z])", "sid(?![a-z])"),
     r"[A-Za-z0-9_\-]*(?P<close>[\"'\]]{0,2})[ \t]*(?P<op>:=|=>|=(?![=>~])|:(?![:/\\])|\((?=[\"']))[ \t]*",
 )
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-$@/]")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-STRONG = frozenset(
-    "password passwd passphrase passcode pwd pw pass secret token credential credentials creds "
-    "apikey authtoken accesstoken refreshtoken privatekey secretkey clientsecret".split()
-)
-KEY_QUALIFIERS = frozenset(
-    "api secret access private app master encryption encrypt account signing sign client license "
-    "auth service subscription admin shared preshared consumer webhook deploy session crypt cipher "
-    "hmac jwt aes write read ingest storage primary secondary connection x unseal recovery root "
-    "management mgmt sdk rest partner merchant publishable".split()
-)
-_WEAK = frozenset("key auth sig signature hmac pat".split())
+
+
+def _names(role: str) -> frozenset[str]:
+    return frozenset(row[0] for row in lexicon.rows("en", "secret_names") if len(row) > 1 and row[1] == role)
+
+
+# What the words of a name say (lexicon en/secret_names.tsv: the roles are explained there).
+STRONG = _names("strong")
+KEY_QUALIFIERS = _names("key_qualifier")
+_NOT_KEYS = _names("not_key")
+_WEAK = _names("weak")
 # Tokens that are ids, cursors or counters (AWS's idempotency and pagination tokens).
-_NOT_SECRET_TOKENS = frozenset("change request idempotency next pagination continuation page cursor marker output input max sync client".split())
+_NOT_SECRET_TOKENS = _names("not_token")
+_SESSIONS = _names("session")
 
 
 def _words(name: str) -> list[str]:
@@ -45,8 +48,8 @@ def _words(name: str) -> list[str]:
 
 
 def judge_name(name: str) -> str | None:
-    """How much a value bound to `name` must prove: "literal", "random", "very_random",
-    or None when the name is not a secret's (`token_type`, `password_file`, `keys`)."""
+    """How much a value bound to `name` must prove: "literal", "random", "session",
+    "very_random", or None when the name is not a secret's (`token_type`, `password_file`, `keys`)."""
     words = _words(name)
     if not words:
         return None
@@ -61,11 +64,13 @@ def judge_name(name: str) -> str | None:
     if tail in STRONG or joined in STRONG:
         return "literal"
     if tail == "key":
-        return "random" if prev in KEY_QUALIFIERS or (prev and prev not in ("sort", "cache", "lookup", "foreign", "dict", "map", "hash", "primary", "partition", "row", "group", "index", "unique", "composite", "natural", "surrogate")) else "very_random"
-    if tail in ("data", "base", "value") and prev == "key":
-        return "random"
+        return "random" if prev in KEY_QUALIFIERS or (prev and prev not in _NOT_KEYS) else "very_random"
+    if tail in ("data", "base", "value") and prev == "key" or tail == "id" and prev == "secret":
+        return "random"  # (`secret_id`: Vault's AppRole secret, not an id of one)
     if tail == "token" or prev in ("token", "secret") and tail in ("value", "secret"):
         return "literal"
+    if tail in _SESSIONS or joined in _SESSIONS:
+        return "session"  # (`PHPSESSID=`, `sessionid=`: a session's id is its credential)
     if tail in _WEAK:
         return "very_random"
     return None
@@ -111,28 +116,35 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return False
     if need == "random":
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
-    return looks_random(value, 20)
+    if need == "session":  # (a UUID or hex is a session's id as a log names it, not a cookie)
+        return not is_hex(value.replace("-", "")) and looks_generated(value, 16, allow_hex=False, words=0.75, floor=0.75)
+    # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`); bare hex
+    # after a weak name is more often a digest, a signature or an id (CACHEDIR.TAG's).
+    return looks_random(value, 20, allow_hex=quoted and len(value) >= 32 and is_hex(value.replace("-", "")))
 
 
-def find_assignments(text: str, low: str) -> Iterator[Span]:
-    """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name."""
+def find_assignments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`NAME=value`, `"name": "value"`, `name: value`, `name := value` with a secret's name
+    (`starts`: where _ASSIGN_WORDS start in `low`, when already found)."""
     if "=" in low or ":" in low or "(" in low:  # (what _ASSIGN ends with)
-        yield from _find_bound(text, low)
+        yield from _find_bound(text, low, starts)
     yield from _find_pairs(text, low)
 
 
-def _find_bound(text: str, low: str) -> Iterator[Span]:
-    for match in find_anchored(_ASSIGN, low, _ASSIGN_WORDS):
+def _find_bound(text: str, low: str, starts: list[int] | None) -> Iterator[Span]:
+    for match in find_anchored(_ASSIGN, low, _ASSIGN_WORDS, starts):
         key_end = match.start("close")
         start = _name_start(text, match.start())
         if text.startswith("//", start) and text[start - 1 : start] == ":":
             continue  # `https://x-access-token:tok@host`: userinfo, which structure.py judges
         name = text[start:key_end].rsplit("/", 1)[-1].lstrip("$@.:-")
+        op = match.group("op")
+        if op == ":" and name in _RUNNER_STATUS and text[match.end("op") : match.end("op") + 1] in (" ", "\t"):
+            continue  # `PASS: gcc.dg/x.c`, `--- PASS: TestX/a=1`: a test runner's verdict
         need = judge_name(name)
         if need is None:
             continue
         vstart, vend, quoted = _value_at(text, match.end())
-        op = match.group("op")
         if start and text[start - 1] in "?&" and op == "=":  # a URL's query: the value ends at `&`
             amp = text.find("&", vstart, vend)
             vend = vend if amp < 0 else amp
@@ -149,6 +161,8 @@ def _find_bound(text: str, low: str) -> Iterator[Span]:
             yield vstart, vend, kind
 
 
+# The verdicts test runners print before a test's name (DejaGnu, go test, TAP, Automake).
+_RUNNER_STATUS = frozenset(("PASS", "XPASS", "KPASS"))
 _PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z][A-Za-z']*(?:[ \t,.;:!?]|$)", re.M)
 
 
@@ -203,17 +217,24 @@ def _find_pairs(text: str, low: str) -> Iterator[Span]:
                 yield vstart, vend, "assignment"
 
 
-_FLAG = re.compile(
-    r"--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-?key|apikey|auth-token|"
-    r"access-key|secret-key|client-secret|passphrase|private-key|auth)(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
+# A secret's flag, found from its last word(s) (`--db-password`, `--oauth2-bearer`, Go's
+# single-dash `-token=`): the words, then the dashes and words before them (_FLAG_HEAD).
+_FLAG, _FLAG_WORDS = anchored(
+    ("password", "passwd", "pass", "pwd", "token", "secret", "api-?key", "apikey", "auth-token", "bearer", "access-key", "secret-key",
+     "client-secret", "passphrase", "private-key", "auth", "license-key", "master-key", "encryption-key", "signing-key", "account-key",
+     "storage-key", "admin-key", "deploy-key", "app-key"),
+    r"(?:=|[ \t]+)(?P<q>[\"']?)(?P<val>[^\s\"'\-][^\s\"']*)",
 )
+_FLAG_HEAD = re.compile(r"--?(?:[a-z0-9]+-)*")
+
+
 # A password handed to a command: command words → the flag (group `val`) within the command.
 _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (names, re.compile(regex), kind)
     for names, regex, kind in (
         ("mysql mysqldump mysqladmin mysqlsh mariadb mariadb-dump", r"[ \t]-p(?P<val>[^\s'\"]+)", "cli_password"),
         ("sshpass twine", r"[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
-        ("docker podman helm buildah skopeo oras nerdctl crane regctl", r"\blogin\b[^\n|;&]*?[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
+        ("docker podman helm buildah skopeo oras nerdctl crane regctl az oc cf", r"\blogin\b[^\n|;&]*?[ \t]-p[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("mongo mongosh mongodump mongorestore mongoexport mongoimport", r"[ \t]-p[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("redis-cli", r"[ \t]-a[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
         ("sqlcmd bcp", r"[ \t]-P[ \t]*[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
@@ -224,14 +245,21 @@ _COMMANDS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("openssl", r"[ \t]-(?:pass(?:in|out)?[ \t]+[\"']?pass:|k[ \t]+)(?P<val>[^\s'\"]+)", "cli_password"),
         ("smbclient rpcclient smbmap", r"[ \t](?:-U|--user=?)[ \t]*[\"']?[^\s%'\"]+%(?P<val>[^\s'\"]+)", "cli_password"),
         ("htpasswd", r"^(?:[ \t]+-[A-Za-z]+)*[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+\S+[ \t]+[\"']?(?P<val>[^\s'\"]+)", "cli_password"),
-        ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"]+[ \t]+[^\s'\"]+)", "cli_password"),
+        ("mc", r"^[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>[^\s'\"`,]+[ \t]+[^\s'\"`,]+)", "cli_password"),
+        ("net", r"^[ \t]+use\b(?:[ \t]+[A-Za-z]:)?[ \t]+\\\\\S+[ \t]+(?P<val>[^\s/*'\"][^\s'\"]*)", "cli_password"),
+        ("oathtool", r"[ \t](?P<val>[A-Z2-7]{16,}=*)(?![A-Za-z0-9])", "totp_secret"),
         ("curl wget http https xh curlie", r"[ \t](?:-u[ \t]*|--user[= \t][ \t]*)[\"']?[^\s:'\"]+:(?P<val>[^\s'\"`]+)", "basic_auth_credentials"),
+        ("curl", r"[ \t](?:-b|--cookie)[ \t]+[\"']?(?:[^\s=;'\"]+=[^\s;'\"]*;[ \t]*)*[^\s=;'\"]*(?:sess|sid|auth|token)[^\s=;'\"]*=(?P<val>[^\s;'\"]{12,})", "cookie"),
     )
 )
-_COMMAND_OF = {name: i for i, (names, _, _) in enumerate(_COMMANDS) for name in names.split()}
+_COMMAND_OF: dict[str, list[int]] = {}
+for _i, (_names_of, _, _) in enumerate(_COMMANDS):
+    for _name in _names_of.split():
+        _COMMAND_OF.setdefault(_name, []).append(_i)
 # A command word where a command starts: after a line start, a shell separator, a quote,
 # `sudo`/`$ `/`> ` or `env X=y`; never inside a path, a URL or a word.
 _COMMAND = re.compile("(?P<cmd>" + trie_regex(_COMMAND_OF) + r")(?=[ \t])")
+COMMAND_WORDS = tuple(_COMMAND_OF)
 _NOT_BEFORE_COMMAND = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:-")
 # The same, with the character before it: the engine then tries the command words only after
 # a space or punctuation, not at every letter. (A word the character before would rule out
@@ -243,38 +271,74 @@ _COMMAND_AFTER = re.compile(r"[^A-Za-z0-9_./:\-]" + _COMMAND.pattern)
 _DASHLESS = tuple(name for names, regex, _ in _COMMANDS if not regex.pattern.startswith(("[ \\t]-", "[ \\t](?:-")) for name in names.split())
 
 
+# A token handed to a command as its subcommand's argument: `snyk auth <token>`, `ngrok
+# config add-authtoken <token>`, `vault login <token>`; it must look generated (a host name,
+# a user name or a word does not).
+_AUTH_ARGUMENT, _AUTH_WORDS = anchored(
+    ("auth", "authtoken", "add-authtoken", "login", "set-token"),
+    r"[ \t]+[\"']?(?P<val>[A-Za-z0-9][A-Za-z0-9_\-.]{15,})(?=[\"'`]|[ \t]|$)",
+)
+
+
+def find_auth_arguments(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`snyk auth <token>` (`starts`: where _AUTH_WORDS start in `low`, when already found)."""
+    for m in find_anchored(_AUTH_ARGUMENT, low, _AUTH_WORDS, starts):
+        if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-.:/"):
+            continue
+        value = text[m.start("val") : m.end("val")]
+        if not is_placeholder(value) and looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and "." not in value:
+            yield m.start("val"), m.end("val"), "cli_password"
+
+
 def _flag_value(value: str) -> bool:
     if len(value) < 4 or value.startswith(("-", "$", "<", "%", "{")) or is_placeholder(value):
         return False
     return any(c.isdigit() for c in value) or not is_code(value)
 
 
-def find_commands(text: str, low: str) -> Iterator[Span]:
-    """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`."""
-    if "--" in text:
-        for m in _FLAG.finditer(low):
-            if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "_-"):
-                continue
-            value = text[m.start("val") : m.end("val")]
-            if not value.startswith("-") and literal_secret(value, bool(m.group("q")), False):
-                yield m.start("val"), m.end("val"), "cli_password"
+def find_commands(text: str, low: str, flag_starts: list[int] | None = None, command_hits: list[tuple[int, int, str]] | None = None) -> Iterator[Span]:
+    """Passwords and tokens given to commands: `--password X`, `mysql -pX`, `redis-cli -a X`
+    (`flag_starts`: where _FLAG_WORDS start in `low`; `command_hits`: where COMMAND_WORDS
+    are, as anchors.Anchors finds them; both searched here when not given)."""
+    if "-" in text:
+        if flag_starts is not None:  # (a flag's word follows a dash: `--db-password`, `-token`)
+            flag_starts = [at for at in flag_starts if low[at - 1 : at] == "-"]
+        for m in find_anchored(_FLAG, low, _FLAG_WORDS, flag_starts):
+            flag = m.start()
+            while flag and (low[flag - 1].isalnum() or low[flag - 1] == "-"):
+                flag -= 1
+            if flag == m.start() or (flag and low[flag - 1] == "_") or not _FLAG_HEAD.fullmatch(low, flag, m.start()):
+                continue  # (no dash before the word, or one inside a longer name: `x_--token`)
+            vend = m.end("val")
+            while vend > m.start("val") + 1 and not m.group("q") and text[vend - 1] in ".,;:!?)":
+                vend -= 1  # (the sentence's: "--ask-password and --password together.")
+            value = text[m.start("val") : vend]
+            single = low[flag + 1] != "-"  # (`-token=X`, Go's flags: also a word after a dash in prose)
+            if not value.startswith("-") and value.isascii() and literal_secret(value, bool(m.group("q")), False) and (not single or password_like(value)):
+                yield m.start("val"), vend, "cli_password"
     if " -" not in text and "\t-" not in text:
         for name in _DASHLESS:
-            if name in text:
+            if name in low:
                 break
         else:
             return
-    first = _COMMAND.match(text)
-    for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(text)):
-        _, pattern, kind = _COMMANDS[_COMMAND_OF[m.group("cmd")]]
-        stop = m.end()
-        while stop < len(text) and text[stop] not in "\n|;&":
-            stop += 1
-        for flag in pattern.finditer(text[m.end() : stop]):
-            if all(_flag_value(v) for v in flag.group("val").split()):
-                yield m.end() + flag.start("val"), m.end() + flag.end("val"), kind
+    # (Command words matched lower-cased: a sentence may start with `Curl -u …`; flags keep their case.)
+    if command_hits is None:
+        first = _COMMAND.match(low)
+        commands = [(m.end(), m.group("cmd")) for m in ((first,) if first else ()) + tuple(_COMMAND_AFTER.finditer(low))]
+    else:  # (the word followed by a space or tab, not inside a path, a URL or a longer word)
+        commands = [(end, word) for start, end, word in command_hits if low[end : end + 1] in (" ", "\t") and (not start or low[start - 1] not in _NOT_BEFORE_COMMAND)]
+    for command_end, word in commands:
+        end = _COMMAND_END.search(text, command_end)  # (a lone `&` may be a password's, typed into a prompt)
+        stop = end.start() if end else len(text)
+        for index in _COMMAND_OF[word]:
+            _, pattern, kind = _COMMANDS[index]
+            for flag in pattern.finditer(text[command_end:stop]):
+                if all(_flag_value(v) for v in flag.group("val").split()):
+                    yield command_end + flag.start("val"), command_end + flag.end("val"), kind
 
 
+_COMMAND_END = re.compile(r"[\n|;]|&&")
 _HEADER = re.compile(  # run over the lower-cased text
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[A-Za-z][\w\-]*)[ \t]+)?(?P<val>[A-Za-z0-9._~+/=\-:]{8,})"
 )
@@ -300,8 +364,42 @@ def _empty_basic(value: str) -> bool:
     return bool(colon) and (not password or password.lower() in PLACEHOLDER_WORDS)
 
 
-def find_headers(text: str, low: str) -> Iterator[Span]:
-    """`Authorization: <scheme> <credentials>` and bare `Bearer <token>`."""
+# A cookie header's pairs (`Cookie: a=1; sid=…`, `Set-Cookie: PHPSESSID=…; Path=/`, a HAR
+# file's `{"name": "Cookie", "value": "a=1; sid=…"}`): a session id is a credential; the
+# attributes after a Set-Cookie's first pair are not. (Matched where `cookie` is.)
+_COOKIE_AT = re.compile(r"cookie(?:[\"']?[ \t]*:|[\"'][ \t]*,\s*[\"']value[\"'][ \t]*:)[ \t]*[\"']?(?P<pairs>[^\n\"'`]+)")
+_COOKIE_PAIR = re.compile(r"[ \t]*(?P<name>[^=;\s]+)=(?P<val>[^;\s]*)")
+_COOKIE_ATTRIBUTES = frozenset("path domain expires max-age samesite secure httponly partitioned priority version comment".split())
+_COOKIE_NAMES = ("sess", "sid", "auth", "token", "jwt", "remember", "login", "secret")
+
+
+def find_cookies(text: str, low: str) -> Iterator[Span]:
+    """Cookie values that are credentials: a session's, an auth token's, or random ones."""
+    at = low.find("cookie")
+    while at >= 0:
+        m = _COOKIE_AT.match(low, at)
+        at = low.find("cookie", at + 6)
+        if not m:
+            continue
+        pos, end = m.start("pairs"), m.end("pairs")
+        while pos < end:
+            pair = _COOKIE_PAIR.match(text, pos, end)
+            if not pair:
+                break
+            name, value = pair.group("name").lower(), unquote(pair.group("val"))
+            if value.startswith("s:") and "." in value:  # an Express signed cookie: `s:<id>.<signature>`
+                value = value[2:].replace(".", "")
+            if name not in _COOKIE_ATTRIBUTES and len(value) >= 16 and not is_placeholder(value):
+                named = any(word in name for word in _COOKIE_NAMES)
+                if named and looks_random(value, 16, allow_hex=True, words=0.6, floor=0.6) or looks_random(value, 20, allow_hex=True):
+                    yield pair.start("val"), pair.end("val"), "cookie"
+            semicolon = text.find(";", pair.end(), end)
+            pos = end if semicolon < 0 else semicolon + 1
+
+
+def find_headers(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`Authorization: <scheme> <credentials>` and bare `Bearer <token>` (`starts`: where
+    _SCHEME_WORDS start in `low`, when already found)."""
     if "authorization" in low:
         for m in _HEADER.finditer(low):
             value = text[m.start("val") : m.end("val")]
@@ -310,46 +408,9 @@ def find_headers(text: str, low: str) -> Iterator[Span]:
                 continue  # (and `Basic base64_encoded_creds`, which is no base64)
             if not is_placeholder(value) and not is_reference(value) and (scheme in _SCHEMES or looks_random(value, 12, True)):
                 yield m.start("val"), m.end("val"), "auth_header"
-    for m in find_anchored(_SCHEME, low, _SCHEME_WORDS):
+    for m in find_anchored(_SCHEME, low, _SCHEME_WORDS, starts):
         if m.start() and (low[m.start() - 1].isalnum() or low[m.start() - 1] in "-_") or low[m.start("val")] == "-":
             continue
         value = text[m.start("val") : m.end("val")]
         if not is_placeholder(value) and looks_random(value.rstrip("="), 16, allow_hex=True):
             yield m.start("val"), m.end("val"), "auth_header"
-
-
-_PROSE_NAME, _PROSE_WORDS = anchored(
-    ("password", "passphrase", "passwd", "passcode", "pass word", "pin", "api key", "access key", "secret key", "key", "token", "secret"), r"s?\b"
-)
-# The verb is a word of prose: a space or a colon follows it (`(?:is|was)` in a regex is code).
-_PROSE_VERB = re.compile(r"(?i)\b(?:is|was|to|as|becomes|now|are)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"'`]?(?P<val>[^\s\"'`]+)")
-_LOGIN, _LOGIN_WORDS = anchored(
-    ("login", "log-in", "credentials?", "creds", "user(?:name)?", "account"),
-    r"\b[^\n]{0,40}?(?:\b(?:is|are|with)\b|[:=])[ \t]*[\"'`]?"
-    r"[\w.@+][\w.@+\-]{0,63}[\"'`]?[ \t]+/[ \t]+[\"'`]?(?P<val>[^\s\"'`/\-][^\s\"'`/]{3,})",
-)
-
-
-def find_prose(text: str, low: str) -> Iterator[Span]:
-    """"the password is X", "password for admin changed to X", "login is admin / X"."""
-    for m in find_anchored(_PROSE_NAME, low, _PROSE_WORDS):
-        if m.start() and low[m.start() - 1].isalnum():
-            continue
-        line_end = text.find("\n", m.end())
-        window = text[m.end() : min(m.end() + 200, line_end if line_end >= 0 else len(text))]
-        strong = m.group(0).lower().startswith("pass")
-        for v in _PROSE_VERB.finditer(window):
-            value = v.group("val").rstrip(".,;:!?)]")
-            if value.startswith(("*", "_", "~")):  # Markdown emphasis: "is **not** for you"
-                continue
-            if v.start() > 60:
-                break
-            if (password_like(value) if strong else looks_generated(value, 16, allow_hex=True, words=0.6, floor=0.75) and not is_code(value)):
-                start = m.end() + v.start("val")
-                yield start, start + len(value), "password"
-                break
-    if " /" in text or "\t/" in text:  # (what _LOGIN needs after the user name)
-        for m in find_anchored(_LOGIN, low, _LOGIN_WORDS):
-            value = text[m.start("val") : m.end("val")].rstrip(".,;:!?)]")
-            if password_like(value):
-                yield m.start("val"), m.start("val") + len(value), "password"

@@ -16,10 +16,14 @@ from collections.abc import Iterable
 
 _DIGIT, _LOWER, _UPPER, _SYMBOL = (re.compile(c) for c in ("[0-9]", "[a-z]", "[A-Z]", "[^A-Za-z0-9]"))
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_\-.~:]+$")
 # Runs that read like words: `Token`, `refresh`, `HTTP`. Random strings have few of them.
 _WORD_RUN = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Five consonants in a row, which no word of a name has (`Ugtgzj`): a camel-cased value
+# with one is random letters, not `OAuth2PasswordRequestForm`.
+_UNSPOKEN = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5}")
 _DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)+(?:\(.*)?$")
 _CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z]+[a-z]*)+$")
@@ -63,6 +67,7 @@ _SELF_WORDS = frozenset(
     "invalid wrong bad access refresh default".split()
 )
 _LABEL = re.compile(r"^(?:[A-Za-z]+|[A-Za-z0-9]{1,3})(?:[\-_.](?:[A-Za-z]+|[A-Za-z0-9]{1,3}))+$|^(?P<word>[A-Za-z]+)[0-9]{1,4}$")
+_PHRASE = re.compile(r"^[a-z0-9]+(?: [a-z0-9]+){2,7}$")  # four to eight lower-case words, no sentence
 _FLOAT = re.compile(r"^[+\-]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]+)?[eE][+\-]?[0-9]+)$")
 
 # A version or a version range (`^4.0.0`, `~1.2`, `>=2.0.0-rc.1`, `v1.18.33`): the value of a
@@ -221,7 +226,7 @@ def is_code(value: str, key: str = "") -> bool:
         return True
     if key and _norm(value) and _norm(value) in _norm(key) or (key and _norm(key) in _norm(value)):
         return True
-    if _CONSTANT.match(value) or _IDENTIFIER.match(value) and _CAMEL_HUMP.search(value) and word_share(value) >= 0.75:
+    if _CONSTANT.match(value) or _IDENTIFIER.match(value) and _CAMEL_HUMP.search(value) and word_share(value) >= 0.75 and not _UNSPOKEN.search(value):
         return True  # `NEO4J_PASSWORD`, `OAuth2PasswordRequestForm`
     if _IDENTIFIER.match(value) and not _DIGIT.search(value):
         # A plain identifier: `getpass`, `api_key`, `SecretStr`, `DEFAULT_TOKEN`. A long run of
@@ -249,8 +254,13 @@ def literal_secret(value: str, quoted: bool, spaced: bool, key: str = "") -> boo
     a placeholder, a template, prose, or too short to be one."""
     if len(value) < 6 or is_placeholder(value) or is_version(value):
         return False
+    if not _DIGIT.search(value) and (not value.isascii() or value.isupper()) or not _ASCII_ALNUM.search(value):
+        return False  # a word of a language (`lösenordet`, `parolă`), a placeholder in capitals (`PASS`, `ПАРОЛЬ`)
     if quoted:
-        if re.search(r"\s", value) or _REFERENCE.search(value) or "%s" in value or re.search(r"\{[\w.]*\}", value):
+        # A pass phrase in an environment variable (`DB_PASSWORD="correct horse battery"`) has
+        # spaces; elsewhere a quoted value with spaces is a message or a template.
+        phrase = bool(_CONSTANT.match(key)) and bool(_PHRASE.match(value))
+        if re.search(r"\s", value) and not phrase or _REFERENCE.search(value) or "%s" in value or re.search(r"\{[\w.]*\}", value):
             return False  # (a template: `{{ token }}`, `?{creds.sas_token}`, `{}`)
         if _CONSTANT.match(value):
             return False

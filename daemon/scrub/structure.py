@@ -19,11 +19,12 @@ _PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # pasted without its BEGIN line still starts like this; a certificate does not.
 _KEY_BODY_START = r"(?:MII[A-Za-z0-9+/]{3}IBA[AD]|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)"
 _KEYS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # A BEGIN line with a body after it (past armour headers such as `Proc-Type:`), to its
-    # END line or the end of the text; the armour alone is a constant in code, not a key.
+    # A BEGIN line with a body after it (past armour headers such as `Proc-Type:`, and the
+    # quotes, `+`, `\n` and line numbers of a key written as code or quoted from a listing),
+    # to its END line or the end of the text; the armour alone is a constant in code.
     ("-----begin", re.compile(
         rf"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        rf"(?=(?:\s|\\[rn]|[A-Za-z\-]+:[^\n]*)*[A-Za-z0-9+/=]{{16}})[\s\S]*?(?:{_PEM_END}|\Z)"
+        rf"(?=(?:\s|\\[rn]|[\"'`+,;|]|[0-9]{{1,4}}[:.|)]?[ \t]|[A-Za-z\-]+:[^\n]*)*[A-Za-z0-9+/=]{{16}})[\s\S]*?(?:{_PEM_END}|\Z)"
     )),
     # A body whose BEGIN line was cut off: base64 lines that run into the END line…
     ("-----end", re.compile(rf"(?m)(?:^[ \t]*[A-Za-z0-9+/=]{{16,100}}[ \t]*\r?\n)+[ \t]*{_PEM_END}")),
@@ -101,10 +102,11 @@ _PGPASS_SHAPE = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:\S")
 _PGPASS = re.compile(r"[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9a-fA-F:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>[^\s]+)[ \t]*")
 
 
-def find_credential_files(text: str, low: str) -> Iterator[Span]:
-    """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)."""
+def find_credential_files(text: str, low: str, starts: list[int] | None = None) -> Iterator[Span]:
+    """`.netrc` lines (`machine h login u password p`) and `.pgpass` lines (`h:port:db:user:pw`)
+    (`starts`: where _NETRC_WORDS start in `low`, when already found)."""
     if "password" in low:
-        for m in find_anchored(_NETRC, low, _NETRC_WORDS):
+        for m in find_anchored(_NETRC, low, _NETRC_WORDS, starts):
             group = "val" if m.group("val") else "alone"
             if group == "alone" and low[low.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
                 continue  # `password X` must start its line
@@ -128,7 +130,7 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
             continue
         seen = word_start
         m = _PGPASS.fullmatch(text, line_start, line_end)
-        if not m and word_start > line_start:
+        if not m:  # (a word of a sentence, or a line's first word with words after it)
             word_end = min((i for i in (text.find(c, port.end(), line_end) for c in " \t\"'`") if i >= 0), default=line_end)
             m = _PGPASS_WORD.fullmatch(text, word_start, word_end)
         if not m or _MAC.match(text, m.start()) or is_placeholder(m.group("val")) or m.group("val").startswith(("$", "[REDACTED")):
@@ -136,3 +138,37 @@ def find_credential_files(text: str, low: str) -> Iterator[Span]:
         if re.fullmatch(r"[0-9a-fA-F:.]+", m.group("val")) and (":" in m.group("val") or len(m.group("val")) <= 4):
             continue  # `0:0:0:0:0:0:0:1`, `scsi-0:0:1:0`: an address, no password
         yield m.start("val"), m.end("val"), "pgpass_password"
+
+
+# Between two pieces of a JWT: the dot with spaces round it, a string closed and reopened
+# (`"…" +\n "…"`, `\n` escapes), or a line break where the token was wrapped.
+_JWT_JOIN = re.compile(r"[ \t]*(?:[\"'`][ \t]*\+?[ \t]*(?:\\n)?[ \t]*(?:\r?\n[ \t]*)?\+?[ \t]*[\"'`]|\\n|\r?\n)[ \t]*|[ \t]+")
+_JWT_PIECE = re.compile(r"[A-Za-z0-9_\-.]+")
+_JWT = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
+
+
+def find_wrapped_jwts(text: str) -> Iterator[Span]:
+    """JWTs written in pieces: wrapped at 76 columns, spaced round their dots, concatenated
+    from strings. (One in a piece is a known format, formats.tsv's.)"""
+    at = text.find("eyJ")
+    while at >= 0:
+        compact, end, pos, joined = [], at, at, False
+        while True:
+            piece = _JWT_PIECE.match(text, pos)
+            if not piece:
+                break
+            compact.append(piece.group())
+            end = pos = piece.end()
+            join = _JWT_JOIN.match(text, pos)
+            if not join or not _JWT_PIECE.match(text, join.end()):
+                break
+            gap = join.group()
+            line = text[text.rfind("\n", 0, pos) + 1 : pos].lstrip(" \t\"'`+")
+            # A bare line break or space joins only a wrapped line or a spaced dot.
+            if not any(c in gap for c in "\"'`\\") and not ("\n" in gap and len(line) >= 60 or "\n" not in gap and "." in (text[pos - 1], text[join.end()])):
+                break
+            joined, pos = True, join.end()
+        token = "".join(compact)
+        if joined and _JWT.match(token):
+            yield at, end, "jwt"
+        at = text.find("eyJ", max(end, at + 3))

@@ -19,7 +19,6 @@ from daemon.service.queue import WorkQueue
 from daemon.state import WriteFence
 
 if TYPE_CHECKING:
-    from apscheduler.schedulers.base import BaseScheduler
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
     from daemon.service.jobs import Jobs
@@ -53,11 +52,11 @@ class Generation:
     start_error: BaseException | None = None  # why the jobs could not be made
     worker: threading.Thread | None = None
     sink: SinkWorker | None = None  # when a Cognee server is configured
-    scheduler: BaseScheduler | None = None
+    periods: dict[str, float] = field(default_factory=dict)  # scheduled kind → seconds between runs
     observer: BaseObserver | None = None  # set and cleared under watch_lock
     watched: dict[str, ObservedWatch] = field(default_factory=dict)  # path → watch handle
-    # The worker (new trees) and the scheduler (a database folder that appeared) both add
-    # watches while a stop may be taking the observer away.
+    # The worker adds watches (new trees, a database folder that appeared) while a stop
+    # may be taking the observer away.
     watch_lock: threading.Lock = field(default_factory=threading.Lock)
     _idle: set[str] = field(default_factory=set)  # sessions OpenCode said went idle
     _idle_lock: threading.Lock = field(default_factory=threading.Lock)

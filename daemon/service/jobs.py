@@ -34,6 +34,7 @@ class Jobs:
     """Capture, tree refresh and sweep for `memoryd run`."""
 
     def __init__(self, config: Config, fence: WriteFence | None = None, clock: Callable[[], float] = time.time) -> None:
+        from daemon.capture.lifecycle import SettleWatch
         from daemon.capture.treewrite import OwnWrites
         from daemon.state import StateDB
 
@@ -53,10 +54,12 @@ class Jobs:
         self._replaced = threading.Event()
         self._stop = threading.Event()
         self._source = SourceHealth()  # failures: reported once, retried with backoff
+        self._settle = SettleWatch()  # settling sessions by our own clock (rows' times can be a clock jump off)
         self._opened_identity: FileIdentity | None = None
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
         self._roots: dict[Path, MemoryRoot] = {}
+        self._refused: set[Path] = set()  # `.memory` links out of their project, warned of
         # What the capture pass wrote into the trees: the watcher's echo of it is no work.
         self.own_writes = OwnWrites()
         # Called after each session a pass finishes: the daemon's watchdog sees a long pass
@@ -141,8 +144,7 @@ class Jobs:
 
     def _source_recovered(self) -> None:
         if self._source.recovered():
-            self.log.info("source.recovered", db=str(self.paths.opencode_db))
-            self.state.set_meta("source_error", "")
+            self.log.info("source.recovered", db=str(self.paths.opencode_db))  # the pass cleared source_error
 
     def capture(self, full: bool = False, idle: frozenset[str] = frozenset()) -> CaptureResult | None:
         """Run a capture pass if anything can have changed; None when there is no source.
@@ -162,11 +164,15 @@ class Jobs:
         if capture is None:
             return self._retry_result()
         now_ms = int(self.clock() * 1000)
+        settle_s = self.settings.capture.settle_seconds
+        idle = idle | self._settle.quiet(settle_s, time.monotonic())  # quiet by our clock, whatever the rows say
         try:
             if not self._may_have_work(capture, now_ms) and not (full or self._full_next or idle):
                 return CaptureResult(self._recheck_in(now_ms, None), False)  # nothing committed since the last pass
             report = capture.run_pass(PassOptions(full_scan=full or self._full_next, patient=True, idle=idle),
                                       progress=lambda done, total, title: self.on_progress())
+            settling = capture.reader.sessions(report.settling) if report.settling else []
+            self._settle.saw(((s.id, s.time_updated) for s in settling), time.monotonic())
         except sqlite3.DatabaseError as exc:  # the source broke under us (truncated, replaced by garbage)
             self._close_capture()
             raise_if_disk_full(exc, self.paths.state_dir)  # or memoryd's own files are full
@@ -185,7 +191,10 @@ class Jobs:
         dirs = self._known_project_dirs()
         new_roots = bool(dirs - self._project_dirs)
         self._project_dirs = dirs
-        return CaptureResult(self._recheck_in(now_ms, report.next_settled_ms if report.settling else None), new_roots)
+        recheck = self._recheck_in(now_ms, report.next_settled_ms if report.settling else None)
+        if report.settling and settle_s:  # quiet by our own clock then at the latest
+            recheck = min(settle_s + 0.05, settle_s if recheck is None else recheck)
+        return CaptureResult(recheck, new_roots)
 
     def _may_have_work(self, capture, now_ms: int) -> bool:  # noqa: ANN001
         """OpenCode committed since the last pass, or a session waits on a time that has come."""
@@ -223,10 +232,15 @@ class Jobs:
 
     def roots(self) -> list:
         """Every memory tree that exists: global, configured, and the sessions' projects."""
-        from daemon.memory.roots import known_roots
+        from daemon.memory.roots import known_roots, refused_roots
 
         roots = known_roots(self.config, self.state)
         self._roots = {root.path: root for root in roots}
+        refused = {root.path: root for root in refused_roots(self.config, self.state)}
+        for path in refused.keys() - self._refused:  # said once per link (again if it comes back)
+            self.log.warning("tree.refused", root=str(path), target=str(refused[path].outside),
+                             hint=refused[path].warning())
+        self._refused = set(refused)
         return roots
 
     def refresh_tree(self, root_path: Path) -> None:
@@ -280,6 +294,7 @@ class Jobs:
             transcripts_deleted=len(old),
             moved=len(report.moved),
             purged=len(report.purged),
+            purge_waiting=len(report.waiting),
             store_deleted=report.store_deleted,
             problems=len(report.problems),
         )

@@ -36,6 +36,7 @@ SETTLED = "settled"  # a capture pass when a settling session (or a retry, a hol
 RECONCILE = "reconcile"
 SWEEP = "sweep"
 ROOTS = "roots"  # re-discover memory roots (a new project tree may exist)
+POLL = "poll"  # a cheap look at the database (polling mode, or a folder not there yet)
 TREE = "tree:"  # + root path
 TREE_DEBOUNCE_MS = 50
 # A debounce window that OpenCode's steady writes keep open still closes this long after
@@ -164,7 +165,7 @@ class Daemon:
         return code
 
     def _start(self) -> None:
-        """Start the current generation: its worker, watchers, scheduler and sink."""
+        """Start the current generation: its worker, watchers, schedule and sink."""
         gen = self.gen
         gen.worker = threading.Thread(target=self._work, args=(gen,), name="memoryd-worker", daemon=True)
         gen.worker.start()
@@ -176,7 +177,7 @@ class Daemon:
             raise WorkerStartError(f"cannot start the worker: {type(exc).__name__}: {exc}") from exc
         try:
             self._start_watchers(gen)
-            self._start_scheduler(gen)
+            self._start_schedule(gen)
         except OSError as exc:  # e.g. the inotify watch limit: no half-started daemon
             raise WorkerStartError(f"cannot watch for changes: {exc}") from exc
         self._start_sink(gen)
@@ -201,8 +202,6 @@ class Daemon:
         timeout = gen.config.settings.service.shutdown_timeout_s
         if gen.sink is not None:
             gen.sink.stop(timeout)  # a sink thread left in a request writes nothing more
-        if gen.scheduler is not None:
-            gen.scheduler.shutdown(wait=False)
         self._stop_watchers(gen)
         if gen.worker is not None:
             gen.worker.join(timeout)
@@ -292,6 +291,8 @@ class Daemon:
             jobs.close()
 
     def _run_one(self, kind: str, gen: Generation, jobs: Jobs) -> None:
+        if kind in gen.periods:  # a scheduled kind: due again one period from now, whatever this run does
+            gen.queue.mark(kind, gen.periods[kind])
         gen.health.busy_since = time.monotonic()
         gen.health.last_kind = kind
         try:
@@ -340,6 +341,8 @@ class Daemon:
         elif kind == SWEEP:
             jobs.sweep()
             self.notifier.status(jobs.status_line())
+        elif kind == POLL:
+            self._poll(gen)
 
     # -- sink ------------------------------------------------------------------------
 
@@ -420,27 +423,22 @@ class Daemon:
         window = min(gen.config.settings.watch.debounce_ms, TREE_DEBOUNCE_MS) / 1000
         gen.queue.mark(TREE + str(root), window, trailing=True)
 
-    # -- scheduler -------------------------------------------------------------------
+    # -- schedule --------------------------------------------------------------------
 
-    def _start_scheduler(self, gen: Generation) -> None:
-        from apscheduler.schedulers.background import BackgroundScheduler
-
+    def _start_schedule(self, gen: Generation) -> None:
+        """Sweep, reconcile (and poll) every period, on the queue's monotonic clock: the
+        wall clock going back a day (or forward) moves no run (a wall-clock scheduler
+        slept a whole day after a jump back)."""
         watch, sweep = gen.config.settings.watch, gen.config.settings.sweep
-        scheduler = BackgroundScheduler(
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60}, daemon=True
-        )
-        # Jobs only mark work as due (they write nothing): the generation's one worker
-        # does it, behind the generation's fence, so jobs never overlap.
-        queue = gen.queue
-        scheduler.add_job(queue.mark, "interval", args=[SWEEP], minutes=sweep.interval_minutes, id="sweep")
-        scheduler.add_job(queue.mark, "interval", args=[RECONCILE], minutes=watch.reconcile_minutes, id="reconcile")
+        # Scheduled kinds only mark work as due: the generation's one worker does it,
+        # behind the generation's fence, so runs never overlap; a late one is one run.
+        gen.periods = {SWEEP: sweep.interval_minutes * 60, RECONCILE: watch.reconcile_minutes * 60}
         if watch.poll or not gen.config.paths.opencode_db.parent.is_dir():
             # Polling mode, or a database folder that does not exist yet: a cheap check
             # (PRAGMA data_version, or the file appearing) every few seconds.
-            scheduler.add_job(self._poll, "interval", args=[gen], seconds=watch.poll_interval_s, id="poll")
-        scheduler.start()
-        gen.scheduler = scheduler
-        queue.mark(SWEEP, 5.0)  # one sweep soon after start, then on schedule
+            gen.periods[POLL] = watch.poll_interval_s
+            gen.queue.mark(POLL, watch.poll_interval_s)
+        gen.queue.mark(SWEEP, 5.0)  # one sweep soon after start (the first reconcile: at once), then every period
 
     def _poll(self, gen: Generation) -> None:
         if not gen.config.paths.opencode_db.exists():

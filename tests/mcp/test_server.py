@@ -36,7 +36,7 @@ def test_tools_have_schemas_descriptions_and_instructions(home, project, mode):
     assert info is not None and info.name == "memoryd"
     schemas = {name: tool.input_schema for name, tool in tools.items()}
     assert schemas["recall"]["required"] == ["query"]
-    assert schemas["recall"]["properties"]["scope"]["enum"] == ["all", "project", "global"]
+    assert schemas["recall"]["properties"]["scope"]["enum"] == ["all", "project", "global", "everywhere"]
     assert schemas["recall"]["properties"]["limit"]["type"] == "integer"
     assert sorted(schemas["remember"]["required"]) == ["body", "kind", "title"]
     assert schemas["remember"]["properties"]["scope"]["enum"] == ["project", "global"]
@@ -282,7 +282,7 @@ def test_bad_calls_are_error_results_and_the_server_keeps_serving(home, project)
     bad_calls = [
         ("recall", {}),  # missing query
         ("recall", {"query": "x", "limit": "many"}),
-        ("recall", {"query": "x", "scope": "everywhere"}),
+        ("recall", {"query": "x", "scope": "somewhere"}),
         ("recall", {"query": "   "}),
         ("remember", {"kind": "../etc", "title": "T", "body": "b"}),
         ("remember", {"kind": "fact", "title": "", "body": "b"}),
@@ -345,3 +345,51 @@ def test_print_config_for_opencode_and_claude(home):
     project_file = json.loads(claude.stdout[claude.stdout.index("{") :])
     entry = project_file["mcpServers"]["memoryd"]
     assert entry["type"] == "stdio" and os.path.isabs(entry["command"]) and entry["args"][-1] == "mcp"
+
+
+# --- scope: another project's notes in the shared global tree ------------------------------
+
+
+def _shared_global_tree(home, tmp_path: Path) -> tuple[Path, Path]:
+    """Two worktrees without a tree of their own, whose notes sit side by side in the
+    global tree (`project:` set, as memoryd writes them), and a machine-wide memory."""
+    shop = make_git_worktree(tmp_path / "src" / "shop", memory=False)
+    billing = make_git_worktree(tmp_path / "src" / "billing", memory=False)
+    notes = home.global_root / "sessions"
+    notes.mkdir(parents=True, exist_ok=True)
+    for name, worktree in (("shop", shop), ("billing", billing)):
+        (notes / f"{name}-deploy.md").write_text(
+            f"---\nid: {name}-deploy\ntitle: {name} deploy rollback\nkind: session\nproject: {worktree}\n---\n\n"
+            "The deploy rollback needed the previous image tag.\n",
+            encoding="utf-8",
+        )
+    (home.global_root / "fact").mkdir(parents=True, exist_ok=True)
+    (home.global_root / "fact" / "registry.md").write_text(
+        "---\nid: mw-registry\ntitle: Deploy images come from the local registry\nkind: fact\n---\n\nrollback images too\n",
+        encoding="utf-8",
+    )
+    return shop, billing
+
+
+def test_recall_in_a_project_leaves_out_other_projects_notes_unless_asked(home, tmp_path):
+    shop, _ = _shared_global_tree(home, tmp_path)
+
+    async def scenario(s: Session):
+        return await s.ok("recall", query="deploy rollback"), await s.ok("recall", query="deploy rollback", scope="everywhere")
+
+    scoped, everywhere = serve(home, shop, scenario)
+    assert "id shop-deploy)" in scoped and "id mw-registry)" in scoped
+    assert "billing" not in scoped  # another project's note is not this session's to see
+    assert "id billing-deploy)" in everywhere and "id shop-deploy)" in everywhere
+
+
+def test_the_cli_recall_is_scoped_the_same_and_all_widens_it(home, tmp_path, monkeypatch):
+    shop, _ = _shared_global_tree(home, tmp_path)
+    monkeypatch.chdir(shop)
+    runner = CliRunner()
+    scoped = runner.invoke(cli, ["recall", "--json", "deploy", "rollback"])
+    wide = runner.invoke(cli, ["recall", "--json", "--all", "deploy", "rollback"])
+    assert scoped.exit_code == 0 and wide.exit_code == 0, scoped.output + wide.output
+    ids = lambda result: {r["id"] for r in json.loads(result.output)["results"]}  # noqa: E731
+    assert ids(scoped) == {"shop-deploy", "mw-registry"}
+    assert ids(wide) == {"shop-deploy", "billing-deploy", "mw-registry"}

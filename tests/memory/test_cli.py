@@ -171,7 +171,7 @@ def test_recall_path_imports_no_heavy_modules(run, home):
         "try:\n"
         "    cli(['recall', 'light'], standalone_mode=False)\n"
         "finally:\n"
-        "    heavy = ('structlog', 'httpx', 'rich', 'watchdog', 'mcp', 'apscheduler', 'tenacity')\n"
+        "    heavy = ('structlog', 'httpx', 'rich', 'watchdog', 'mcp', 'tenacity')\n"
         "    print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)

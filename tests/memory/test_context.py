@@ -185,7 +185,7 @@ def test_prompt_search_sees_only_the_callers_trees_even_when_others_rank_higher(
         write_memory(other.path, f"fact/z{n:02}.md", f"title: zebra quokka {n}\nkind: fact\nid: z{n:02}", "zebra quokka " * 20)
     index.sync_root(other)
     mine = trees[0]
-    write_memory(mine.path, "fact/zebra.md", "title: One zebra\nkind: fact\nid: mine", "a zebra, once")
+    write_memory(mine.path, "fact/zebra.md", "title: One zebra and a quokka\nkind: fact\nid: mine", "a zebra, once")
     index.sync_root(mine)
     assert build_context(index, trees, NOW, prompt="zebra quokka").relevant_ids == ("mine",)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from daemon.memory.compile import sync_and_compile
+from daemon.memory.deletions import DeletionLedger
 from daemon.memory.sweep import plan_expired, sweep
 
 from .conftest import NOW, write_memory
@@ -57,6 +58,28 @@ def make_store(path: Path, rows: list[tuple[str, int | None]]) -> Path:
     return path
 
 
+class LivedThrough:
+    """A machine that really lived through the days a test's sweeps name: its clock since
+    boot moves with them (the real clock, read by the ledger, would stay at the test's
+    few seconds)."""
+
+    def __init__(self) -> None:
+        self.up = 0.0
+
+    def at(self, moment) -> object:  # noqa: ANN001 - a datetime
+        self.up = (moment - NOW).total_seconds()
+        return moment
+
+    def __call__(self) -> tuple[str, float]:
+        return "boot-1", self.up
+
+
+@pytest.fixture
+def lived(tmp_path) -> tuple[LivedThrough, DeletionLedger]:
+    clock = LivedThrough()
+    return clock, DeletionLedger(tmp_path / "deletions.json", clock)
+
+
 @pytest.fixture
 def expiring(global_root, index):
     root = global_root.path
@@ -94,18 +117,54 @@ def test_a_name_taken_in_expired_gets_a_suffix(index, expiring):
     assert (expiring.path / ".expired/fact/outage.md").read_text().count("Earlier outage") == 1
 
 
-def test_expired_files_are_purged_after_keep_days(index, expiring):
-    sweep([expiring], NOW, 30, None, index=index)
+def test_expired_files_are_purged_after_keep_days(index, expiring, lived):
+    clock, ledger = lived
+    sweep([expiring], clock.at(NOW), 30, None, index=index, ledger=ledger)
     moved = expiring.path / ".expired/fact/outage.md"
     assert moved.stat().st_mtime == NOW.timestamp()  # the purge clock starts at the move
-    assert sweep([expiring], NOW + timedelta(days=29), 30, None, index=index).purged == []
+    assert sweep([expiring], clock.at(NOW + timedelta(days=29)), 30, None, index=index, ledger=ledger).purged == []
     assert moved.exists()
-    report = sweep([expiring], NOW + timedelta(days=31), 30, None, index=index)
+    # Due at 31 days; deleted once a second sweep a real day later agrees.
+    report = sweep([expiring], clock.at(NOW + timedelta(days=31)), 30, None, index=index, ledger=ledger)
+    assert report.purged == [] and report.waiting == [moved]
+    report = sweep([expiring], clock.at(NOW + timedelta(days=32)), 30, None, index=index, ledger=ledger)
     assert moved in report.purged and not moved.exists()
     # Today and Later expired meanwhile and were moved by those sweeps: not purged yet.
     assert sorted(p.name for p in (expiring.path / ".expired/fact").iterdir()) == ["later.md", "today.md"]
-    sweep([expiring], NOW + timedelta(days=70), 30, None, index=index)
+    for day in (70, 71):
+        sweep([expiring], clock.at(NOW + timedelta(days=day)), 30, None, index=index, ledger=ledger)
     assert not (expiring.path / ".expired/fact").exists()  # emptied folders go too
+
+
+def test_a_clock_set_ahead_deletes_nothing_for_good(index, expiring, lived):
+    clock, ledger = lived
+    sweep([expiring], clock.at(NOW), 30, None, index=index, ledger=ledger)
+    moved = expiring.path / ".expired/fact/outage.md"
+    # The date jumps 40 days ahead for a few real hours, sweeping hourly, then is set right.
+    for hour in range(1, 6):
+        clock.up = hour * 3600.0
+        report = sweep([expiring], NOW + timedelta(days=40, hours=hour), 30, None, index=index, ledger=ledger)
+        assert report.purged == [] and moved in report.waiting
+    clock.up = 6 * 3600.0
+    report = sweep([expiring], NOW + timedelta(hours=6), 30, None, index=index, ledger=ledger)
+    assert report.purged == [] and report.waiting == [] and moved.exists()
+    # A reboot counts no real time: due again after it, the file waits a real day anew.
+    reboot = DeletionLedger(ledger.path, lambda: ("boot-2", 10.0))
+    report = sweep([expiring], NOW + timedelta(days=40), 30, None, index=index, ledger=reboot)
+    assert report.purged == [] and moved.exists()
+
+
+def test_a_memory_moved_while_the_clock_was_ahead_comes_back(expiring, index, lived):
+    clock, ledger = lived
+    root = expiring.path
+    ahead = sweep([expiring], NOW + timedelta(days=40), 30, None, index=index, ledger=ledger)
+    assert (root / "fact/later.md", root / ".expired/fact/later.md") in ahead.moved  # expires 2025-07-01
+    assert "Later" not in (root / "fact/index.md").read_text()
+    back = sweep([expiring], NOW, 30, None, index=index, ledger=ledger)  # the clock set right
+    assert (root / ".expired/fact/later.md", root / "fact/later.md") in back.restored
+    assert (root / ".expired/fact/outage.md").exists()  # expired by any clock: stays out
+    assert "Later" in (root / "fact/index.md").read_text()
+    assert [m.title for m in index.memories(expiring) if m.title == "Later"] == ["Later"]
 
 
 def test_plan_expired_is_pure_and_ordered(expiring, index):
@@ -160,7 +219,8 @@ def test_a_locked_store_is_reported_not_fatal(tmp_path, global_root):
     assert sweep_opencode_memory(store, NOW) == 1
 
 
-def test_a_symlink_in_expired_is_removed_not_followed(index, global_root, tmp_path):
+def test_a_symlink_in_expired_is_removed_not_followed(index, global_root, tmp_path, lived):
+    clock, ledger = lived
     target = tmp_path / "precious.md"
     target.write_text("keep me")
     folder = global_root.path / ".expired" / "fact"
@@ -169,7 +229,8 @@ def test_a_symlink_in_expired_is_removed_not_followed(index, global_root, tmp_pa
     link.symlink_to(target)
     old = (NOW - timedelta(days=90)).timestamp()
     os.utime(link, (old, old), follow_symlinks=False)
-    report = sweep([global_root], NOW, 30, None, index=index)
+    sweep([global_root], clock.at(NOW), 30, None, index=index, ledger=ledger)
+    report = sweep([global_root], clock.at(NOW + timedelta(days=1)), 30, None, index=index, ledger=ledger)
     assert link in report.purged and target.read_text() == "keep me"
 
 

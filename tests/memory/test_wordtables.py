@@ -112,7 +112,6 @@ LAZY = {
     "stopwords._HIRAGANA": stopwords._HIRAGANA,
     "wordforms._SPACED": wordforms._SPACED,
     "wordforms._ANY_CJK": wordforms._ANY_CJK,
-    "wordforms._ANY_CJK_RUN": wordforms._ANY_CJK_RUN,
     "prompt_terms._WORD_RUN": prompt_terms._WORD_RUN,
 }
 

@@ -81,7 +81,8 @@ def test_a_moved_worktree_and_a_repointed_symlink_are_noticed(setup) -> None:
     shutil.copytree(w / "a", w / "b")  # another worktree moved in at that path
     (w / "elsewhere").mkdir()
     (w / "b" / ".memory").symlink_to(w / "elsewhere")
-    assert same(cache, config, index, link / "src")[1].path == (w / "elsewhere").resolve()
+    # Its `.memory`, a link out of the project, is seen, and refused (memory.follow_outside_links).
+    assert same(cache, config, index, link / "src")[1].outside == (w / "elsewhere").resolve()
 
 
 def test_a_new_memory_folder_and_global_tree_are_seen(setup) -> None:

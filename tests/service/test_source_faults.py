@@ -140,3 +140,34 @@ def test_a_database_rewritten_in_place_with_an_older_copy_is_noticed(
     wait_for(has_note, 30, "a note for the session only the older copy has")
     assert "source.replaced" in events(daemon.output())
     assert daemon.stop() == 0
+
+
+def hold_exclusive(db: Path) -> subprocess.Popen:
+    """Another program holding OpenCode's database with locking_mode=EXCLUSIVE until killed."""
+    code = ("import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE'); c.execute('COMMIT')\n"
+            "print('held', flush=True); time.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_database_held_locked_is_busy_not_damaged_and_picked_up_when_released(home, fixture_db, daemon, notify):
+    holder = hold_exclusive(fixture_db)
+    try:
+        # A status answers within its own timeout (it would wait five busy timeouts before).
+        done = subprocess.run([sys.executable, "-m", "daemon", "status"], env=daemon.env, capture_output=True,
+                              text=True, timeout=15)
+        assert "busy, retrying" in done.stdout and "damaged" not in done.stdout, done.stdout
+        daemon.start()
+        wait_for(lambda: "source.unavailable" in events(daemon.output()), 30, "source.unavailable")
+        assert "busy, retrying" in daemon.output() and "damaged" not in daemon.output()
+    finally:
+        holder.kill()
+        holder.wait()
+    wait_for(lambda: len(session_notes(home)) == 6, 60, "the notes once the lock is gone")
+    shown = status_text(daemon.env)
+    assert "busy" not in shown and "OpenCode database: " in shown, shown
+    assert daemon.stop() == 0
+    assert "Traceback" not in daemon.output()
