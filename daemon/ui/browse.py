@@ -4,9 +4,9 @@ A page is found by walking the index's `doc_inventory` (root, project, kind rank
 first) from a cursor, the last row of the page before (its time and rowid), for each
 (tree, project) the tallies name: PAGE_SIZE + 1 rows from each walk, merged. No page
 sorts or skips the whole store, so the thousandth page costs what the first does, at
-100 memories and at 100,000. A kind (category) is filtered on the walk when it is common
-and read from its own index (`doc_root_title`) and sorted when it is rare; counts come
-from the kept tallies.
+100 memories and at 100,000. A kind (category) is read from its own index
+(`doc_root_title`) and sorted: what it costs grows with that kind, not the store; counts
+come from the kept tallies.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ MAX_PAGE = 2000  # of the record of given blocks (a small file): page numbers th
 SESSION_KIND = "session"
 
 _COLUMNS = "id, title, description, kind, category, tags, hard_rule, scope, project, root, path, sort_ts, expires, rowid"
-RARE_KIND = 5000  # a kind with fewer memories is read from its own index and sorted
 HARD_RULES_SHOWN = 100
 # The index's kind ranks (index_schema.KIND_RANK): 0 lessons and gotchas, 1 the rest, 2 sessions.
 MEMORY_RANKS, SESSION_RANKS = (0, 1), (2,)
@@ -120,13 +119,6 @@ class Browser:
             sql, params = sql + " WHERE project = ?", [project]
         return [(r[0], r[1]) for r in self._db().execute(sql, params)]
 
-    def _ranks(self, category: str) -> set[tuple[str, int]]:
-        """(root, kind rank) pairs that hold memories of `category`: a walk for a rank that
-        has none would read the whole rank to find nothing (one probe each instead)."""
-        probe = "SELECT 1 FROM doc WHERE root = ? AND category = ? AND kind_rank = ? LIMIT 1"
-        roots = {root for root, _ in self._trees(None)}
-        return {(root, rank) for root in roots for rank in MEMORY_RANKS if self._db().execute(probe, (root, category, rank)).fetchone()}
-
     def _walk(
         self,
         now: datetime,
@@ -135,10 +127,8 @@ class Browser:
         where: str,
         params: list[object],
         after: str,
-        present: set[tuple[str, int]] | None = None,
     ) -> Page:
-        """PAGE_SIZE rows newest first from `after`, over every tree's walk of doc_inventory
-        (`present`: only those (root, rank) pairs)."""
+        """PAGE_SIZE rows newest first from `after`, over every tree's walk of doc_inventory."""
         start = parse_cursor(after)
         cond = "root = ? AND project = ? AND kind_rank = ? AND (expires_ts IS NULL OR expires_ts > ?)" + where
         if start is not None:  # from the cursor on: a range of the index, not a filter
@@ -147,8 +137,6 @@ class Browser:
         walks = []
         for root, owner in self._trees(project):
             for rank in ranks:
-                if present is not None and (root, rank) not in present:
-                    continue
                 args = [root, owner, rank, now.timestamp(), *params]
                 if start is not None:
                     args += [start[0], start[0], start[1]]
@@ -158,12 +146,15 @@ class Browser:
         return Page(rows, after if start else "", cursor_of(rows[-1]) if len(merged) > PAGE_SIZE else "")
 
     def _sorted(self, now: datetime, category: str, project: str | None, after: str) -> Page:
-        """A rare kind's page: its rows from their own index, sorted (there are few)."""
+        """A kind's page: its rows from their own index (doc_root_title), sorted: the cost
+        of the kind's size, not the store's (a walk would read every row of other kinds)."""
         start = parse_cursor(after)
         cond = "category = ? AND lower(kind) != 'session' AND hard_rule = 0 AND (expires_ts IS NULL OR expires_ts > ?)"
         params: list[object] = [category, now.timestamp()]
         if project is not None:
-            cond += " AND project = ?"
+            # `+project`: no index on it (SQLite's rule), so the planner keeps to the kind's
+            # index instead of walking every row of the project.
+            cond += " AND +project = ?"
             params.append(project)
         if start is not None:
             cond += " AND (sort_ts < ? OR (sort_ts = ? AND rowid > ?))"
@@ -177,39 +168,30 @@ class Browser:
 
     def memories(self, now: datetime, *, category: str = "", project: str | None = None, after: str = "") -> Page:
         """Memories other than session notes, newest first; a first page leads with the hard rules."""
-        if category and self.kind_count(category) < RARE_KIND:
+        if category:
             page = self._sorted(now, category, project, after)
         else:
-            where, params, present = " AND hard_rule = 0", [], None
-            if category:
-                where, params, present = where + " AND category = ?", [category], self._ranks(category)
-            page = self._walk(now, MEMORY_RANKS, project, where, params, after, present)
+            page = self._walk(now, MEMORY_RANKS, project, " AND hard_rule = 0", [], after)
         if not page.after:
             page.hard_rules.extend(self.hard_rules(now, category=category, project=project))
         return page
 
     def hard_rules(self, now: datetime, *, category: str = "", project: str | None = None) -> list[Row]:
-        """The live hard rules (of a kind, of a project), newest first, from the index of listed memories."""
+        """The live hard rules (of a kind, of a project), newest first. Read from the index
+        of listed memories alone and filtered here: a filter on the project in SQL lets the
+        planner walk the project's every row instead."""
         roots = sorted({root for root, _ in self._trees(project)})
         if not roots:
             return []
         cond = f"root IN ({', '.join('?' * len(roots))}) AND (scenarios != '[]' OR hard_rule = 1) AND hard_rule = 1"
-        cond += " AND (expires_ts IS NULL OR expires_ts > ?)"
-        params: list[object] = [*roots, now.timestamp()]
-        for column, value in (("category", category or None), ("project", project)):
-            if value is not None:
-                cond += f" AND {column} = ?"
-                params.append(value)
-        sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} ORDER BY sort_ts DESC, rowid LIMIT {HARD_RULES_SHOWN}"
-        return [_row(r) for r in self._db().execute(sql, params)]
+        sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} AND (expires_ts IS NULL OR expires_ts > ?)"
+        rows = [_row(r) for r in self._db().execute(sql, [*roots, now.timestamp()])]
+        kept = [r for r in rows if (not category or r.category == category) and (project is None or r.project == project)]
+        return sorted(kept, key=lambda r: (-r.when.timestamp(), r.rowid))[:HARD_RULES_SHOWN]
 
     def sessions(self, now: datetime, *, project: str | None = None, after: str = "") -> Page:
         """Session notes (kind session), newest first (the timeline groups them by day)."""
         return self._walk(now, SESSION_RANKS, project, "", [], after)
-
-    def kind_count(self, category: str) -> int:
-        sql = "SELECT coalesce(sum(docs), 0) FROM cat_tag WHERE tag = '' AND category = ?"
-        return self._db().execute(sql, (category,)).fetchone()[0]
 
     def categories(self) -> list[tuple[str, int]]:
         """(category, memories) over every tree, from the index's kept counts."""
