@@ -46,6 +46,7 @@ class Row:
     when: datetime
     expires: str | None
     rowid: int = 0
+    sort_ts: float = 0.0  # as stored: a page's cursor must compare equal to it
 
     @property
     def day(self) -> str:
@@ -63,7 +64,7 @@ class Page:
 
 
 def cursor_of(row: Row) -> str:
-    return f"{row.when.timestamp():.6f}:{row.rowid}"
+    return f"{row.sort_ts!r}:{row.rowid}"
 
 
 def parse_cursor(text: str | None) -> tuple[float, int] | None:
@@ -82,7 +83,7 @@ def _row(r: sqlite3.Row) -> Row:
         tags = ()
     return Row(
         r["id"], r["title"], r["description"], r["kind"], r["category"], tags, bool(r["hard_rule"]), r["scope"],
-        r["project"], r["root"], r["path"], datetime.fromtimestamp(r["sort_ts"], UTC), r["expires"], r["rowid"],
+        r["project"], r["root"], r["path"], datetime.fromtimestamp(r["sort_ts"], UTC), r["expires"], r["rowid"], r["sort_ts"],
     )  # fmt: skip
 
 
@@ -141,7 +142,7 @@ class Browser:
                 if start is not None:
                     args += [start[0], start[0], start[1]]
                 walks.append([_row(r) for r in self._db().execute(sql, [*args, PAGE_SIZE + 1])])
-        merged = list(heapq.merge(*walks, key=lambda r: (-r.when.timestamp(), r.rowid)))[: PAGE_SIZE + 1]
+        merged = list(heapq.merge(*walks, key=lambda r: (-r.sort_ts, r.rowid)))[: PAGE_SIZE + 1]
         rows = merged[:PAGE_SIZE]
         return Page(rows, after if start else "", cursor_of(rows[-1]) if len(merged) > PAGE_SIZE else "")
 
@@ -160,6 +161,8 @@ class Browser:
             cond += " AND (sort_ts < ? OR (sort_ts = ? AND rowid > ?))"
             params += [start[0], start[0], start[1]]
         roots = sorted({root for root, _ in self._trees(project)})
+        if not roots:
+            return Page([], "", "")
         cond = f"root IN ({', '.join('?' * len(roots))}) AND " + cond
         sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} ORDER BY sort_ts DESC, rowid LIMIT ?"
         merged = [_row(r) for r in self._db().execute(sql, [*roots, *params, PAGE_SIZE + 1])]
@@ -187,7 +190,7 @@ class Browser:
         sql = f"SELECT {_COLUMNS} FROM doc WHERE {cond} AND (expires_ts IS NULL OR expires_ts > ?)"
         rows = [_row(r) for r in self._db().execute(sql, [*roots, now.timestamp()])]
         kept = [r for r in rows if (not category or r.category == category) and (project is None or r.project == project)]
-        return sorted(kept, key=lambda r: (-r.when.timestamp(), r.rowid))[:HARD_RULES_SHOWN]
+        return sorted(kept, key=lambda r: (-r.sort_ts, r.rowid))[:HARD_RULES_SHOWN]
 
     def sessions(self, now: datetime, *, project: str | None = None, after: str = "") -> Page:
         """Session notes (kind session), newest first (the timeline groups them by day)."""

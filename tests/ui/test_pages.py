@@ -203,7 +203,7 @@ def test_a_project_that_is_no_folder_is_said_not_failed(served, world: World) ->
         assert answer.status_code == 200 and "project /no/such/worktree: no such directory" in answer.text
 
 
-@pytest.mark.parametrize("first", ["/given", "/memories", "/sessions", "/search?q=wal", "/"])
+@pytest.mark.parametrize("first", ["/given", "/memories", "/memories?kind=fact", "/sessions", "/search?q=wal", "/"])
 def test_a_fresh_install_with_no_index_yet_reads_empty(home, first: str) -> None:  # noqa: ANN001
     from daemon.config import Config, load_settings
     from daemon.ui.server import start_viewer
