@@ -33,6 +33,16 @@ def test_every_page_reads_without_javascript(served, world: World) -> None:  # n
     assert "<h2>What Was Worked On</h2>" in note and "Edit</a>" not in note  # a note is rendered, not edited
 
 
+def test_the_overview_reads_the_capture_state_and_the_spend(served, world: World) -> None:  # noqa: ANN001
+    from daemon.state import StateDB
+
+    client = logged_in(served)
+    assert "no capture pass has run yet" in client.get("/").text
+    StateDB(world.config.paths.state_db).close()  # what the first capture pass leaves
+    page = client.get("/").text
+    assert "Capture lag" in page and "0 failed" in page and "Extractive distiller: no model, no spend." in page
+
+
 def test_memories_filter_by_kind_and_project(served, world: World) -> None:  # noqa: ANN001
     client = logged_in(served)
     decisions = client.get("/memories", params={"kind": "decision"}).text
