@@ -90,7 +90,8 @@ class Guard:
                 return PlainTextResponse(NO_SECRET, 401)
             # The secret is swapped for a cookie, and leaves the address bar at once.
             rest = [(k, v) for k, v in request.query_params.multi_items() if k != TOKEN_PARAM]
-            target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+            path = "/" + request.url.path.lstrip("/")  # never `//host`: a redirect stays on this viewer
+            target = path + (f"?{urlencode(rest)}" if rest else "")
             answer = RedirectResponse(target, 303)
             answer.set_cookie(COOKIE, new_session_cookie(secret), httponly=True, samesite="strict", path="/")
             return answer

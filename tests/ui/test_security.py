@@ -58,6 +58,11 @@ def test_the_secret_becomes_a_strict_httponly_cookie_and_leaves_the_url(served) 
     assert page.status_code == 200 and "Use WAL mode" in page.text
 
 
+def test_the_redirect_after_the_secret_stays_on_the_viewer(served) -> None:  # noqa: ANN001
+    answer = httpx.get(base(served) + "//evil.example/x", params={"token": served.viewer.secret})
+    assert answer.status_code == 303 and answer.headers["location"] == "/evil.example/x"
+
+
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1", "127.0.0.2:{port}", "localhost.evil:{port}"])
 def test_a_foreign_host_header_is_refused_even_with_the_cookie(served, host: str) -> None:  # noqa: ANN001
     client = logged_in(served)
