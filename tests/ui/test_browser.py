@@ -176,6 +176,8 @@ def test_browse_memories_hard_rules_first(page, served, world: World) -> None:  
 def test_search_as_you_type_in_cjk(page, served, world: World) -> None:  # noqa: ANN001
     open_viewer(page, served)
     nav(page, "Search").click()
+    page.wait_for_url(re.compile(r".*/search$"))
+    page.wait_for_load_state()  # htmx listens from DOMContentLoaded on: a person types later than that
     page.get_by_label("As in project").select_option(str(world.project))
     page.get_by_label("Words").press_sequentially("部署")
     mark = page.locator("#results mark").first
