@@ -15,9 +15,12 @@ from daemon.timefmt import iso
 STATUS_BUSY_MS = 1000
 
 
-def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | None = None) -> dict[str, Any]:
+def gather(
+    config: Config, clock: Callable[[], float] = time.time, here: Path | None = None, *, memory_roots: bool = True
+) -> dict[str, Any]:
     """Return the status as plain data (printed as text or as --json); `here` is the
-    caller's folder, whose project tree is shown even before a session there was captured."""
+    caller's folder, whose project tree is shown even before a session there was captured.
+    `memory_roots` false leaves out the trees (a sync of each: the viewer counts its own)."""
     from daemon.service.lock import read_lock
     from daemon.diskfull import DiskFull
     from daemon.state import StateDB, StateUnusable
@@ -67,7 +70,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         out["state"] = _state(settings, state, newest, now)
         out["model"] = _model(settings, state, clock)
         out["sink"] = _sink(settings, state)
-        out["memory"] = _memory_roots(config, state, here)
+        out["memory"] = _memory_roots(config, state, here) if memory_roots else []
     finally:
         state.close()
     out["checked_at"] = iso(int(now * 1000))

@@ -2,7 +2,7 @@
 
 base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, lexicon, the source
 interface and the JSONL reading the agents share) → the agents (opencode/, claudecode/,
-codex/), memory/ → capture/, sinks/ → service/ → faces (cli/, mcp, status, __main__). A
+codex/), memory/ → capture/, sinks/ → service/ → faces (cli/, mcp, status, ui/, __main__). A
 module may import its own layer's package and anything below; no agent imports another
 agent or memory/ (nor memory/ an agent), nor capture/ and sinks/ each other. Lazy imports inside functions and imports for type
 checking count the same: they are dependencies all the same.
@@ -22,7 +22,7 @@ BASE = {
     "source", "jsonlfiles", "agentformats", "hookstore", "jsonc", "hooksettings", "installplan",
 }  # fmt: skip
 AGENTS = {"opencode", "claudecode", "codex"}
-FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus", "mcpfront", "mcpinstructions"}
+FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus", "mcpfront", "mcpinstructions", "ui"}
 # What each layer may import, besides itself.
 ALLOWED = {
     "base": {"base"},

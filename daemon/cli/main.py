@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "daemon.cli.mcp:mcp",
     "config": "daemon.cli.config:config",
     "sink": "daemon.cli.sink:sink",
+    "ui": "daemon.cli.ui:ui",
 }
 
 # One line each for `memoryd --help`, so listing commands imports nothing.
@@ -61,6 +62,7 @@ SUMMARIES: dict[str, str] = {
     "mcp": "Serve memory tools to OpenCode and other MCP clients (stdio).",
     "config": "Print the example configuration, or check yours.",
     "sink": "Deliver notes to a Cognee server; show the outbox.",
+    "ui": "Open the local viewer (sessions, memories, search) in the browser.",
 }
 
 

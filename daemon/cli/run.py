@@ -7,10 +7,16 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from daemon.cli.app import EXIT_USAGE, AppContext, fail
+
+if TYPE_CHECKING:
+    from daemon.config import Config
+    from daemon.ui.server import RunningViewer
 
 
 @click.command()
@@ -45,6 +51,13 @@ def run(app: AppContext) -> None:
         raise
 
 
+def _viewer(config: Callable[[], Config], port: int) -> RunningViewer:
+    """The viewer the daemon starts when `memoryd ui` asks (imported only then)."""
+    from daemon.ui.server import daemon_viewer
+
+    return daemon_viewer(config, port)
+
+
 def _run(app: AppContext, under_launchd: bool) -> None:
     from daemon.service.lock import AlreadyRunning
     from daemon.service.loop import Daemon
@@ -56,7 +69,7 @@ def _run(app: AppContext, under_launchd: bool) -> None:
     app.setup_logging(stderr=not under_launchd)
     # `kill -USR1 <pid>` prints every thread's stack to stderr: for "it seems stuck" reports.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    daemon = Daemon(app.config, app.config_path)
+    daemon = Daemon(app.config, app.config_path, ui_factory=_viewer)
     try:
         code = daemon.run()
     except AlreadyRunning as exc:

@@ -94,6 +94,7 @@ class SearchQueries:
         if missing:
             if len(known) + len(missing) > TERMS_KEPT:
                 known.clear()
+                missing = asked  # the asked terms that were kept went with the rest
             marks = ", ".join("?" * len(missing))
             found = dict(self._db.execute(f"SELECT term, docs FROM term WHERE term IN ({marks})", missing))
             known.update((term, found.get(term)) for term in missing)

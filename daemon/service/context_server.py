@@ -6,6 +6,7 @@
     POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
     POST /hook   {"agent", "event", "session_id", "cwd", "prompt"}   a Claude Code or Codex
                                          hook: {"context": TEXT} (`daemon.service.hookanswer`)
+    POST /ui                             start the viewer (`memoryd ui`): {"port": …}
     GET  /health                         {"ok": true, "pid": …}
 
 Requests are answered by a few kept threads (`socket_pool`: no thread started per
@@ -109,9 +110,12 @@ class ContextServer:
         self,
         config: Callable[[], Config],
         on_idle: Callable[[str], None],
+        on_ui: Callable[[], int] | None = None,
     ) -> None:
         self._config = config  # the daemon's current one (a reload replaces it)
         self._on_idle = on_idle
+        self._on_ui = on_ui  # starts the viewer, returns its port (None: this daemon has none)
+        self.given: Any = None  # the record of served blocks (service.given), from start()
         self.log = get_logger("memoryd.socket")
         self._index_db: Any = None  # one read connection, used under `_build` only
         self._lock = threading.Lock()
@@ -147,7 +151,10 @@ class ContextServer:
                 hint="sessions still get memory: the plugin runs `memoryd context` instead",
             )
             return False
+        from daemon.service.given import GivenLog, given_path
+
         self._server, self.path = server, path
+        self.given = GivenLog(given_path(self._config().paths.state_dir))
         server.pool.start()
         self.log.info("socket.listening", path=str(path))
         return True
@@ -156,6 +163,9 @@ class ContextServer:
         if self._server is not None:
             self._server.close()
             self._server = None
+        if self.given is not None:
+            self.given.close()
+            self.given = None
         if self.path is not None:
             self.path.unlink(missing_ok=True)
             self.path = None
@@ -255,6 +265,10 @@ class ContextServer:
         text = answers.answer(str(data.get("agent")), str(data.get("event")), data["session_id"], cwd, prompt)
         return {"context": text}
 
+    def start_ui(self) -> int | None:
+        """Start the viewer (if this daemon serves one) and return its port."""
+        return self._on_ui() if self._on_ui is not None else None
+
 
 class _Handler(BaseHTTPRequestHandler):
     """One request; `self.server.context_server` answers it."""
@@ -335,13 +349,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(500, {"error": f"context failed: {exc}"})
             return
         self._reply(200, payload)
+        given = self.server.context_server.given
+        if given is not None:  # after the answer went out: a queue put, nothing more
+            given.record(session, directory, prompt, payload)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         if self._too_late():
             return
         route = urlsplit(self.path).path
+        if route == "/ui":
+            self._start_ui()
+            return
         if route not in ("/idle", "/hook"):
-            self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle, POST /hook"})
+            self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle, POST /hook, POST /ui"})
             return
         declared = [value.strip() for value in self.headers.get_all("Content-Length") or ["0"]]
         # "abc", "-5", "1e3", "²" (a digit to isdigit(), not to int()), two of them: no length
@@ -376,6 +396,17 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
             self.server.context_server.log.exception("socket.hook_failed", error=str(exc))
             self._reply(500, {"error": f"hook failed: {exc}"})
+
+    def _start_ui(self) -> None:
+        try:
+            port = self.server.context_server.start_ui()
+        except OSError as exc:
+            self._reply(503, {"error": f"the viewer cannot start: {exc}"})
+            return
+        if port is None:
+            self._reply(404, {"error": "this daemon serves no viewer"})
+            return
+        self._reply(200, {"ok": True, "port": port})
 
 
 

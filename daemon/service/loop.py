@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from daemon.config import Config, ConfigError, load_settings
 from daemon.diskfull import DiskFull
@@ -61,6 +61,7 @@ class Daemon:
         config_path: Path | None = None,
         notifier: Notifier | None = None,
         jobs_factory: Callable[[Config, WriteFence], Jobs] | None = None,
+        ui_factory: Callable[[Callable[[], Config], int], Any] | None = None,
     ) -> None:
         from daemon.service.notify import Notifier
 
@@ -75,6 +76,8 @@ class Daemon:
         self._jobs_factory = jobs_factory or _default_jobs
         self._reload = threading.Event()
         self._socket: ContextServer | None = None  # outlives reloads (unless its path moves)
+        # The viewer (`memoryd ui`), started on its first request: none runs until asked.
+        self._ui_factory, self._ui, self._ui_lock = ui_factory, None, threading.Lock()
         # The worker outlived the stop timeout (a model call that would not end): the
         # process must end now, and the lock is kept until it does.
         self.abandoned = False
@@ -184,6 +187,8 @@ class Daemon:
     def _shutdown(self) -> None:
         if self._socket is not None:
             self._socket.close()
+        if self._ui is not None:
+            self._ui.close()
         if not self._stop_generation(self.gen):
             # A model call that would not end: its writes are fenced off, the note is
             # never half-written (atomic writes), and the session is redone next start.
@@ -241,8 +246,18 @@ class Daemon:
     def _start_socket(self) -> None:
         from daemon.service.context_server import ContextServer
 
-        self._socket = ContextServer(lambda: self.config, self.session_idle)
+        on_ui = self.start_ui if self._ui_factory is not None else None
+        self._socket = ContextServer(lambda: self.config, self.session_idle, on_ui)
         self._socket.start(self.config.paths.socket_file)
+
+    def start_ui(self) -> int:
+        """Start the viewer on its own thread (again, on its old port, if it stopped idle)."""
+        with self._ui_lock:
+            if (self._ui is None or not self._ui.alive) and self._ui_factory is not None:
+                port = self._ui.port if self._ui is not None else 0
+                self._ui = self._ui_factory(lambda: self.config, port)
+                self.log.info("ui.listening", port=self._ui.port)
+            return self._ui.port
 
     def session_idle(self, session_id: str) -> None:
         """OpenCode says a session went idle: write its note now, not after settle_seconds."""
