@@ -44,13 +44,19 @@ def _back(memory_id: str, done: str) -> RedirectResponse:
     return RedirectResponse(f"/memories/{quote(memory_id, safe='')}?done={quote(done)}", 303)
 
 
-async def edit_form(viewer: Viewer, request: Request) -> Response:
+def _editable_detail(viewer: Viewer, request: Request) -> MemoryDetail | Response:
+    """The memory the request names, or the page that says why it cannot be edited."""
     detail = _detail(viewer, request)
     if isinstance(detail, Response):
         return detail
     refused = _editable(viewer, request, detail)
-    if refused is not None:
-        return refused
+    return detail if refused is None else refused
+
+
+async def edit_form(viewer: Viewer, request: Request) -> Response:
+    detail = _editable_detail(viewer, request)
+    if isinstance(detail, Response):
+        return detail
     m = detail.memory
     values = {"description": m.description, "tags": ", ".join(m.tags), "body": m.body.strip()}
     return viewer.page(request, "edit.html", memory=m, values=values, error="")
@@ -77,12 +83,9 @@ async def save(viewer: Viewer, request: Request) -> Response:
     from daemon.memory.workspace import MemoryCommandError
 
     form = await viewer.form(request)
-    detail = _detail(viewer, request)
+    detail = _editable_detail(viewer, request)
     if isinstance(detail, Response):
         return detail
-    refused = _editable(viewer, request, detail)
-    if refused is not None:
-        return refused
     values = {key: form.get(key, "") for key in ("description", "tags", "body")}
     try:
         _remember(viewer, detail, hard_rule=detail.memory.hard_rule, **values)
@@ -95,12 +98,9 @@ async def make_hard_rule(viewer: Viewer, request: Request) -> Response:
     from daemon.memory.workspace import MemoryCommandError
 
     await viewer.form(request)
-    detail = _detail(viewer, request)
+    detail = _editable_detail(viewer, request)
     if isinstance(detail, Response):
         return detail
-    refused = _editable(viewer, request, detail)
-    if refused is not None:
-        return refused
     m = detail.memory
     try:
         _remember(viewer, detail, body=m.body, description=m.description, tags=", ".join(m.tags), hard_rule=True)
