@@ -81,6 +81,7 @@ class Scored:
     coverage: float
     units: frozenset[int] = frozenset()  # which of the prompt's units it holds
     titled: frozenset[int] = frozenset()  # those it is strong evidence of (see _evidence)
+    exact: frozenset[int] = frozenset()  # those whose identifier itself it holds, not only its parts
 
     @property
     def curated(self) -> bool:
@@ -354,7 +355,7 @@ def score_candidates(
         if _about(prompt, found):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
             coverage = min(1.0, found.covered / prompt.whole)
-            scored.append(Scored(hit, found.score * lift, coverage, found.matched, found.titled))
+            scored.append(Scored(hit, found.score * lift, coverage, found.matched, found.titled, found.exact))
     return scored
 
 
@@ -386,9 +387,10 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
 
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
-    `memory` adds nothing. A session note that quotes the prompt does not push out the
+    `memory` adds nothing. An identifier's parts are not the identifier: a memory holding
+    ~/.vscode-server is not outdone by one holding "server" and another word. A session note that quotes the prompt does not push out the
     curated memory that answered it, unless that covers far less of the prompt (CURATED_KEEP)."""
-    return memory.units < other.units and _may_push_out(other, memory)
+    return memory.units < other.units and memory.exact <= other.exact and _may_push_out(other, memory)
 
 
 def _may_push_out(other: Scored, memory: Scored) -> bool:
@@ -402,12 +404,14 @@ def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:
     ones must be strong evidence (a deciding word in its title, description or tags, a
     deciding identifier anywhere) of a word of the prompt none of them is strong evidence
     of (two topics named: both; a lesser memory sharing the better one's strong word, with
-    a word of a pasted log in passing in its body: not that one). Ties are equals; a
+    a word of a pasted log in passing in its body: not that one; ~/.vscode-server itself
+    beside "server": that one too). Ties are equals; a
     session note does not push out a curated memory covering a fair share of what it does."""
     ranked = sorted(kept, key=lambda s: -s.score)
     out: list[Scored] = []
     for number, s in enumerate(ranked):
-        better = {u for o in ranked[:number] if o.score > s.score and _may_push_out(o, s) for u in o.titled}
+        # a part of an identifier is not strong evidence of it beside a memory holding it whole
+        better = {u for o in ranked[:number] if o.score > s.score and _may_push_out(o, s) for u in o.titled if u in o.exact or u not in s.exact}
         if not better or s.titled - better:
             out.append(s)
     return out

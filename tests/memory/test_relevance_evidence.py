@@ -57,6 +57,18 @@ def test_an_exact_identifier_beats_its_fragments(index: SearchIndex, project_roo
     assert shown(index, roots, "NEXT_PUBLIC_API_URL is undefined in the browser") == ("env",)
 
 
+def test_a_memory_holding_the_identifier_is_not_pushed_out_by_one_holding_a_part_of_it(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    # "server" (a part of ~/.vscode-server) and "cluster" are in the second memory: more
+    # of the prompt's units, but not the identifier the first one names
+    _put(project_root, "vscode", "lesson", "~/.vscode-server eats the disk quota", "Move it to scratch and link it back.")
+    _put(project_root, "utc", "fact", "Servers and logs are in UTC", "Every node of the cluster logs in UTC, not local time.")
+    index.sync_root(project_root)
+    roots = [project_root, global_root]
+    assert "vscode" in shown(index, roots, "my home on the cluster is full and ~/.vscode-server alone is 12 GB")
+
+
 def test_a_typo_is_read_as_the_word_the_index_holds(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
     _put(project_root, "hydration", "gotcha", "React hydration mismatch from Date.now() in render", "Render the time in an effect.")
     _put(project_root, "other", "fact", "Nightly jobs", "The queue of the nightly jobs runs at two.")
