@@ -1,6 +1,6 @@
 """Note quality: distil a corpus with the extractive distiller and score what a reader gets.
 
-    python bench/bench_notes.py [--corpus DIR ...] [--synthetic] [--show]
+    python bench/bench_notes.py [--corpus DIR ...] [--synthetic] [--multiturn] [--data DIR_OR_FILE ...] [--show]
 
 A corpus is a folder holding `opencode.db` and `sessions.json` (scenario → session id,
 facts a note must keep, junk or not), like tests/fixtures/opencode-1.18.33. With no
@@ -15,6 +15,12 @@ and plans in Problems & Fixes; a user prompt repeated outside What Was Worked On
 descriptions without content ("Fixed.", "修正しました。").
 
 `--multiturn` scores the longer multi-turn corpora (superseded attempts, blocked endings).
+
+`--data` scores labelled sets in the held-out writer's JSON format (tests/data/notes/training,
+a fresh batch, the validation folder): each is built into a real OpenCode 1.18 database and
+scored with the labelled checks too (bench/note_checks.py), one column per `--data`, side by
+side. A folder named `validation` (or any with `--aggregate-only`) prints figures only, never
+a note, a fragment or a scenario's name.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.note_checks import LabelScore, check_labels, label_details, label_rows  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "opencode-1.18.33"
 FILES_SECTION = "Files, Systems & Commands"
@@ -76,6 +84,7 @@ class Score:
     plans: list[str] = field(default_factory=list)  # "I'll…" / "should…" in Problems & Fixes
     prompt_repeated: list[str] = field(default_factory=list)
     contentless: list[str] = field(default_factory=list)  # descriptions without content
+    labels: LabelScore = field(default_factory=LabelScore)  # the labelled sets' checks (note_checks.py)
 
 
 @dataclass
@@ -85,6 +94,7 @@ class SessionText:
     prompts: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)  # command outputs (bash, shell)
     sources: list[str] = field(default_factory=list)  # file contents a read tool returned
+    tools: int = 0  # tool calls in the session
 
 
 def sections_of(body: str) -> dict[str, list[str]]:
@@ -148,6 +158,11 @@ def session_text(db: Path, session_id: str) -> SessionText:
     import sqlite3
 
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'session_v2'").fetchone():  # OpenCode 2's tables
+        try:
+            return _session_text_v2(conn, session_id)
+        finally:
+            conn.close()
     try:
         rows = conn.execute(
             "SELECT m.data, p.data FROM part p JOIN message m ON m.id = p.message_id"
@@ -162,10 +177,32 @@ def session_text(db: Path, session_id: str) -> SessionText:
         if message.get("role") == "user" and part.get("type") == "text" and part.get("text", "").strip():
             found.prompts.append(part["text"].strip())
         elif part.get("type") == "tool":
+            found.tools += 1
             output = str(part.get("state", {}).get("output", ""))
             if part.get("tool") in ("bash", "shell"):
                 found.outputs.append(output)
             elif part.get("tool") in ("read", "view"):
+                found.sources.append(output)
+    return found
+
+
+def _session_text_v2(conn, session_id: str) -> SessionText:  # noqa: ANN001 - sqlite3.Connection
+    """SessionText of an OpenCode 2 session: its `session_message` rows in `seq` order."""
+    from daemon.opencode.jsonrow import unquote_prompt
+
+    found = SessionText()
+    for kind, data in conn.execute("SELECT type, data FROM session_message WHERE session_id = ? ORDER BY seq", (session_id,)):
+        row = json.loads(data)
+        if kind == "user" and str(row.get("text", "")).strip():
+            found.prompts.append(unquote_prompt(row["text"].strip()))
+        for item in row.get("content", []) if kind == "assistant" else []:
+            if item.get("type") != "tool":
+                continue
+            found.tools += 1
+            output = "\n".join(c.get("text", "") for c in item.get("state", {}).get("content", []) if isinstance(c, dict))
+            if item.get("name") in ("shell", "bash"):
+                found.outputs.append(output)
+            elif item.get("name") in ("read", "view"):
                 found.sources.append(output)
     return found
 
@@ -269,27 +306,34 @@ def score_corpus(corpus: Path, score: Score, show: bool) -> None:
             sections = sections_of(post.content)
             score_claims(post, sections, spec, score, label)
             score_problems(sections, seen, score, label)
+            check_labels(text, sections, spec, seen.tools, score.labels, label)
 
 
-def report(score: Score) -> None:
+def figures(score: Score) -> list[tuple[str, str]]:
+    """(figure, value) rows for one group of corpora."""
     kept = 100 * score.facts_kept / score.facts if score.facts else 100.0
-    print(f"notes scored:                 {score.notes}")
-    print(f"facts kept:                   {score.facts_kept}/{score.facts} ({kept:.1f} %)  target >= 97 %")
-    print(f"lines repeated across sections: {len(score.repeated)}  target 0")
-    print(f"descriptions = first prompt:  {len(score.prompt_descriptions)}  target 0")
-    print(f"memory-tree paths in Files:   {len(score.tree_paths)}  target 0")
-    print(f"project roots in Files:       {len(score.roots)}  target 0")
-    print(f"should-be-absent found:       {len(score.present)}  target 0 (done follow-ups, sed reads, tree paths)")
     misled = len({item.split(": ", 1)[0] for item in score.superseded})
-    print(f"superseded claims stated as outcome/description/cause/fix: {len(score.superseded)}"
-          f" (in {misled} of {score.notes} notes)  target 0")
-    print(f"raw output lines in Problems & Fixes: {len(score.raw_lines)}  target 0")
-    print(f"plans in Problems & Fixes:    {len(score.plans)}  target 0")
-    print(f"prompt repeated:              {len(score.prompt_repeated)}  target 0")
-    print(f"descriptions without content: {len(score.contentless)}  target 0")
-    if score.sizes:
-        print(f"note size: median {statistics.median(score.sizes):.0f} chars, max {max(score.sizes)}  target median <= 2500")
-    for title, items in (
+    median = f"{statistics.median(score.sizes):.0f}" if score.sizes else "-"
+    rows = [
+        ("notes scored", str(score.notes)),
+        ("facts kept (target >= 97 %)", f"{score.facts_kept}/{score.facts} ({kept:.1f} %)"),
+        ("lines repeated across sections (0)", str(len(score.repeated))),
+        ("descriptions = first prompt (0)", str(len(score.prompt_descriptions))),
+        ("memory-tree paths in Files (0)", str(len(score.tree_paths))),
+        ("project roots in Files (0)", str(len(score.roots))),
+        ("should-be-absent found (0)", str(len(score.present))),
+        ("superseded claims stated as result (0)", f"{len(score.superseded)} (in {misled} notes)"),
+        ("raw output lines in Problems (0)", str(len(score.raw_lines))),
+        ("plans in Problems (0)", str(len(score.plans))),
+        ("prompt repeated (0)", str(len(score.prompt_repeated))),
+        ("descriptions without content (0)", str(len(score.contentless))),
+        ("note size median / max", f"{median} / {max(score.sizes) if score.sizes else '-'}"),
+    ]
+    return rows + (label_rows(score.labels) if score.labels.notes else [])
+
+
+def details(score: Score) -> list[tuple[str, list[str]]]:
+    return [
         ("missing facts", score.missing),
         ("repeated lines", score.repeated),
         ("prompt descriptions", score.prompt_descriptions),
@@ -301,9 +345,43 @@ def report(score: Score) -> None:
         ("plan", score.plans),
         ("prompt repeated", score.prompt_repeated),
         ("no content", score.contentless),
-    ):
-        for item in items[:20]:
-            print(f"  {title}: {item}")
+        *label_details(score.labels),
+    ]
+
+
+def report(groups: list[tuple[str, Score, bool]]) -> None:
+    """The figures of every group side by side, then the items behind them (not for aggregate-only groups)."""
+    tables = [figures(score) for _, score, _ in groups]
+    names = [name for name, _, _ in groups]
+    rows: dict[str, list[str]] = {}
+    for number, table in enumerate(tables):
+        for figure, value in table:
+            rows.setdefault(figure, ["-"] * len(tables))[number] = value
+    width = max(len(f) for f in rows) + 2
+    columns = [max(18, len(n) + 2) for n in names]
+    print("".ljust(width) + "".join(n.ljust(c) for n, c in zip(names, columns)))
+    for figure, values in rows.items():
+        print(figure.ljust(width) + "".join(v.ljust(c) for v, c in zip(values, columns)))
+    for name, score, aggregate_only in groups:
+        if aggregate_only:
+            continue
+        for title, items in details(score):
+            for item in items[:20]:
+                print(f"  [{name}] {title}: {item}")
+
+
+def _data_corpora(where: Path, built: Path, v2: bool = False) -> list[Path]:
+    """The labelled sets of a folder (or one file) as built corpora: a real OpenCode 1.18 database each
+    (with `v2`, the database OpenCode 2.0.15 writes)."""
+    from tests.capture.corpora import build_corpus
+    from tests.capture.notes_set import load_set, set_files
+    from tests.capture.notes_set_v2 import write_v2_corpus
+
+    out = []
+    for number, path in enumerate(set_files(where)):
+        name, scenarios = load_set(path)
+        out.append((write_v2_corpus if v2 else build_corpus)(built, f"set{number}-{name}", scenarios))
+    return out
 
 
 def main() -> None:
@@ -311,26 +389,39 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="folder with opencode.db + sessions.json")
     parser.add_argument("--synthetic", action="store_true", help="also score the synthetic test corpora")
     parser.add_argument("--multiturn", action="store_true", help="also score the multi-turn corpora")
-    parser.add_argument("--show", action="store_true", help="print every note")
+    parser.add_argument("--data", type=Path, action="append", default=[], help="a labelled JSON set, or a folder of them")
+    parser.add_argument("--aggregate-only", action="store_true", help="print no item behind a --data figure")
+    parser.add_argument("--opencode2", action="store_true", help="also build each --data set as an OpenCode 2.0 database")
+    parser.add_argument("--show", action="store_true", help="print every note (never for aggregate-only sets)")
     args = parser.parse_args()
     from daemon.logs import setup_logging
 
     setup_logging("warning")  # the figures, not a log line per session
-    corpora = args.corpus or [FIXTURE]
-    score = Score()
+    groups: list[tuple[str, Score, bool]] = []
     with tempfile.TemporaryDirectory() as built:
+        corpora = list(args.corpus) or ([] if args.data and not (args.synthetic or args.multiturn) else [FIXTURE])
         if args.synthetic:
             from tests.capture.corpora import build_all
 
-            corpora = [*corpora, *build_all(Path(built))]
+            corpora += build_all(Path(built))
         if args.multiturn:
             from tests.capture.corpora import build_all
 
             multi = build_all(Path(built) / "multiturn", multiturn=True)
-            corpora = multi if args.multiturn and not (args.corpus or args.synthetic) else [*corpora, *multi]
-        for corpus in corpora:
-            score_corpus(corpus, score, args.show)
-    report(score)
+            corpora = multi if not (args.corpus or args.synthetic) else [*corpora, *multi]
+        if corpora:
+            score = Score()
+            for corpus in corpora:
+                score_corpus(corpus, score, args.show)
+            groups.append(("corpora", score, False))
+        for number, where in enumerate(args.data):
+            hidden = args.aggregate_only or "validation" in where.resolve().parts
+            for v2 in (False, True) if args.opencode2 else (False,):
+                score = Score()
+                for corpus in _data_corpora(where, Path(built) / f"data{number}{'v2' if v2 else ''}", v2):
+                    score_corpus(corpus, score, args.show and not hidden)
+                groups.append((where.name.removesuffix(".json") + (" (2.0)" if v2 else ""), score, hidden))
+    report(groups)
 
 
 if __name__ == "__main__":

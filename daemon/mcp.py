@@ -41,6 +41,7 @@ from daemon.memory import commands
 from daemon.memory.index import SearchIndexError
 from daemon.memory.roots import is_in_worktree, project_root_of
 from daemon.memory.workspace import InvalidInput, MemoryCommandError, Workspace, open_workspace
+from daemon.mcpinstructions import instructions_for
 from daemon.timefmt import format_time
 
 if TYPE_CHECKING:
@@ -306,31 +307,7 @@ class MemoryService:
 
 def instructions(service: MemoryService) -> str:
     """Return what the server tells the model when it connects."""
-    if service.project_dir is None:
-        where = "the global memory tree"
-    else:
-        project = project_root_of(service.project_dir)
-        if service.explicit_project or is_in_worktree(project):
-            where = f"this project ({project}) and the global tree"
-        else:
-            where = f"the global tree ({project} is not a git worktree: save with scope=\"global\")"
-    return (
-        "memoryd is the long-term memory of your coding sessions: decisions, facts, gotchas, lessons "
-        f"and notes of past sessions, for {where}.\n"
-        "- At the start of a task, call recall with a few words naming it (files, tools, errors), "
-        "and check for lessons before retrying an approach that may have failed before.\n"
-        "- As they emerge, remember what a later session needs: decisions and why, gotchas, lessons "
-        "(what failed or worked, and why), preferences. One memory per item with a short, specific "
-        "title; saving the same title again updates it.\n"
-        '- scope="global" only for facts true for every project on this machine.\n'
-        "- Never save credentials (keys, tokens, passwords): they are refused. Say where the secret "
-        "lives instead (e.g. 'the key is in $OPENAI_API_KEY').\n"
-        "- recall shows previews; inspect(id) shows a whole memory.\n"
-        "- In OpenCode 2 these tools are reached only through its `execute` tool, as JavaScript: "
-        '`return await tools.memoryd.recall({query: "deploy lockfile"})`, '
-        '`await tools.memoryd.remember({kind: "lesson", title: "…", body: "…"})`; '
-        "elsewhere they are plain tools (OpenCode 1: memoryd_recall, memoryd_remember …)."
-    )
+    return instructions_for(service.project_dir, service.explicit_project)
 
 
 def build_server(service: MemoryService) -> MCPServer:

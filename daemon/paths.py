@@ -26,6 +26,9 @@ class Paths(NamedTuple):
     state_dir: Path
     global_root: Path
     opencode_memory_db: Path
+    # Other agents' stores, read-only: `${CLAUDE_CONFIG_DIR:-~/.claude}` and `${CODEX_HOME:-~/.codex}`.
+    claude_dir: Path | None = None
+    codex_home: Path | None = None
 
     @property
     def state_db(self) -> Path:
@@ -79,6 +82,7 @@ def resolve_paths(settings: Settings | QuickSettings, config_file: Path, env: Ma
     data = _xdg(env, "XDG_DATA_HOME", ".local/share")
     config = _xdg(env, "XDG_CONFIG_HOME", ".config")
     state = _xdg(env, "XDG_STATE_HOME", ".local/state")
+    home = Path(env.get("HOME") or Path.home())
     db = settings.source.db or env.get("OPENCODE_DB") or str(data / "opencode" / "opencode.db")
     return Paths(
         config_file=config_file,
@@ -88,6 +92,8 @@ def resolve_paths(settings: Settings | QuickSettings, config_file: Path, env: Ma
         opencode_memory_db=Path(
             settings.sweep.opencode_memory_db or data / "opencode-memory" / "memory.db"
         ).expanduser(),
+        claude_dir=Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser(),
+        codex_home=Path(env.get("CODEX_HOME") or home / ".codex").expanduser(),
     )
 
 
@@ -139,7 +145,7 @@ def _user_name(pwd, uid: int) -> str:  # noqa: ANN001 - the pwd module, imported
 # -- the settings cache -------------------------------------------------------------------
 
 CACHE_FILE = "settings.json"
-_ENV_KEYS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "OPENCODE_DB")
+_ENV_KEYS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "OPENCODE_DB", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
 
 
 def state_dir_of(env: Mapping[str, str]) -> Path:

@@ -41,6 +41,7 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
     }
 
     out["opencode"] = _opencode(paths, out["daemon"]["running"])
+    out["agents"] = _agents(config)
 
     out["here"] = _here(config, here) if here is not None else None
     out["source"], newest = _source(config)
@@ -71,6 +72,22 @@ def gather(config: Config, clock: Callable[[], float] = time.time, here: Path | 
         state.close()
     out["checked_at"] = iso(int(now * 1000))
     return out
+
+
+def _agents(config: Config) -> dict[str, Any]:
+    from daemon.agentstatus import gather_agents
+    from daemon.state import StateDB, StateUnusable
+
+    last_pass = 0
+    if config.paths.state_db.exists():
+        try:
+            state = StateDB(config.paths.state_db)
+        except StateUnusable:
+            state = None
+        if state is not None:
+            last_pass = int(state.get_meta("last_pass", "0"))
+            state.close()
+    return gather_agents(config, last_pass)
 
 
 def _source(config: Config) -> tuple[dict[str, Any], int | None]:
@@ -281,6 +298,9 @@ def format_status(data: dict[str, Any]) -> str:
     lines.extend(f"OpenCode {line}" for line in oc["lines"])
     if d["running"] and oc["plugin_installed"] and not oc["socket_answering"]:
         lines.append(f"  the daemon does not answer on {oc['socket']}: sessions fall back to `memoryd context`")
+    from daemon.agentstatus import agent_lines
+
+    lines.extend(agent_lines(data.get("agents") or {}))
     src = data["source"]
     if src["ok"]:
         lines.append(f"OpenCode database: {data['paths']['opencode_db']} (newest row {src['newest_row'] or '—'})")

@@ -52,6 +52,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(h.config))
     monkeypatch.setenv("XDG_STATE_HOME", str(h.state))
     monkeypatch.delenv("OPENCODE_DB", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("MEMORYD_CONFIG", raising=False)
     import os
 

@@ -1,9 +1,10 @@
 """Imports flow one way (DESIGN.md, "Layers"): read from every module's own imports.
 
-base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, lexicon) → opencode/, memory/
-→ capture/, sinks/ → service/ → faces (cli/, mcp, status, __main__). A module may import
-its own layer's package and anything below; opencode/ and memory/ never import each
-other, nor capture/ and sinks/. Lazy imports inside functions and imports for type
+base (config, paths, files, logs, state, scrub, timefmt, sqlscript, diskfull, lexicon, the source
+interface and the JSONL reading the agents share) → the agents (opencode/, claudecode/,
+codex/), memory/ → capture/, sinks/ → service/ → faces (cli/, mcp, status, __main__). A
+module may import its own layer's package and anything below; no agent imports another
+agent or memory/ (nor memory/ an agent), nor capture/ and sinks/ each other. Lazy imports inside functions and imports for type
 checking count the same: they are dependencies all the same.
 """
 
@@ -16,17 +17,21 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "daemon"
 
-BASE = {"config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "lexicon", "__init__"}
-FACES = {"cli", "mcp", "status", "__main__"}
+BASE = {
+    "config", "paths", "files", "logs", "state", "scrub", "timefmt", "sqlscript", "diskfull", "lexicon", "__init__",
+    "source", "jsonlfiles", "agentformats", "hookstore", "jsonc", "hooksettings", "installplan",
+}  # fmt: skip
+AGENTS = {"opencode", "claudecode", "codex"}
+FACES = {"cli", "mcp", "status", "__main__", "hook", "agentstatus", "mcpfront", "mcpinstructions"}
 # What each layer may import, besides itself.
 ALLOWED = {
     "base": {"base"},
-    "opencode": {"base"},
+    **{agent: {"base"} for agent in AGENTS},
     "memory": {"base"},
-    "capture": {"base", "opencode", "memory"},
-    "sinks": {"base", "opencode", "memory"},
-    "service": {"base", "opencode", "memory", "capture", "sinks"},
-    "face": {"base", "opencode", "memory", "capture", "sinks", "service", "face"},
+    "capture": {"base", *AGENTS, "memory"},
+    "sinks": {"base", *AGENTS, "memory"},
+    "service": {"base", *AGENTS, "memory", "capture", "sinks"},
+    "face": {"base", *AGENTS, "memory", "capture", "sinks", "service", "face"},
 }
 
 

@@ -11,7 +11,7 @@ from daemon.capture import lifecycle
 from daemon.capture.distill.base import DistillError, StopPass
 from daemon.capture.lifecycle import Status
 from daemon.capture.plan import PassReport
-from daemon.opencode.source import SessionInfo
+from daemon.source import SessionInfo
 from daemon.state import SessionRecord, StateDB
 
 

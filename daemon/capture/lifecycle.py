@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from daemon.capture.distill.extractive import EXTRACTIVE_VERSION
-from daemon.opencode.source import SessionInfo
+from daemon.source import SessionInfo
 from daemon.scrub import redact
 from daemon.state import SessionRecord, StateDB
 

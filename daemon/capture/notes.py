@@ -14,7 +14,7 @@ from daemon.files import slugify
 from daemon.memory.frontmatter import Document, frontmatter_block
 from daemon.memory.index_rows import PreparedText
 from daemon.memory.roots import MemoryRoot, canonical_project, project_tree
-from daemon.opencode.reader import SessionInfo
+from daemon.source import AGENT_LABELS, AGENT_TAG, SessionInfo
 from daemon.scrub import redact
 from daemon.timefmt import iso
 
@@ -38,6 +38,11 @@ def _project_tag(directory: str) -> str:
     history has a few projects, and their notes are thousands."""
     # The folder's name is no scrubbed text: scrubbed here, so every field of the note is.
     return redact(slugify(project_name(directory), 40))
+
+
+def agent_tag(agent: str) -> str:
+    """The tag that says which agent's session a note is (the inventory shows it)."""
+    return f"{AGENT_TAG}{agent}"
 
 
 def note_title(session: SessionInfo, distilled: Distilled) -> str:
@@ -66,14 +71,15 @@ def note_document(session: SessionInfo, distilled: Distilled, updated_ms: int) -
         "project": canonical_project(session.directory) or session.directory,
         "started": started,
         "updated": iso(updated_ms),
-        "tags": ["session", _project_tag(session.directory)],
+        "tags": ["session", _project_tag(session.directory), agent_tag(session.agent)],
         "distiller": distilled.distiller,
+        "agent": session.agent,  # which agent's session: opencode, claude, codex
     }
     if distilled.prompt_version:
         meta["prompt_version"] = distilled.prompt_version
     front = frontmatter_block(meta)
     provenance = (
-        f"> Source: OpenCode session `{session.id}` · started {started}"
+        f"> Source: {AGENT_LABELS.get(session.agent, session.agent)} session `{session.id}` · started {started}"
         f" · project `{session.directory}`\n"
     )
     body = _clean(distilled.body.strip(), distilled.scrubbed)

@@ -1,7 +1,7 @@
 """Capture: open a `Capturer` from the configuration.
 
 `daemon.capture.plan` decides (from data alone), `daemon.capture.run` holds the
-`Capturer`, which owns the OpenCode reader, the state database and the distiller and
+`Capturer`, which owns the sources (every agent's, `daemon.capture.sources`), the state database and the distiller and
 carries out a pass.
 """
 
@@ -17,7 +17,7 @@ from daemon.capture.run import Capturer
 from daemon.capture.treewrite import OwnWrites, TreeWriter
 from daemon.config import Config
 from daemon.logs import get_logger
-from daemon.opencode.reader import OpenCodeReader
+from daemon.capture.sources import open_sources
 from daemon.state import StateDB, WriteFence
 
 __all__ = ["Capturer", "Identity", "PassOptions", "PassReport", "is_stale", "open_capturer"]
@@ -37,7 +37,7 @@ def open_capturer(
     from daemon.capture.distill.extractive import ExtractiveDistiller
 
     settings, paths = config.settings, config.paths
-    reader = OpenCodeReader(paths.opencode_db, settings.source.busy_timeout_ms)
+    reader = open_sources(config)
     try:
         state, rebuilt = StateDB.open_or_rebuild(paths.state_db, fence=fence)
     except BaseException:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from daemon.capture.lifecycle import DONE, Hold, Identity, Status, is_stale, junk_is_stale
 from daemon.memory.roots import MemoryRoot
-from daemon.opencode.source import SessionInfo
+from daemon.source import SessionInfo
 from daemon.state import SessionRecord
 
 if TYPE_CHECKING:

@@ -25,7 +25,6 @@ from daemon.capture.lessons import NoteMemories, read_previous
 from daemon.capture.notefind import NoteFinder
 from daemon.capture.notes import Rendered, note_document, note_path
 from daemon.capture.lifecycle import Hold, Identity, ServerFaults, Status
-from daemon.opencode.reader import OpenCodeReader
 from daemon.capture.plan import Action, PassOptions, PassReport
 from daemon.capture.rejudge import stale_junk_ids
 from daemon.capture.transcript import Limits, build_transcript
@@ -36,7 +35,7 @@ from daemon.files import sync_files
 from daemon.logs import get_logger
 from daemon.memory.index import KeptIndex
 from daemon.memory.roots import global_tree
-from daemon.opencode.source import SessionInfo, SessionSource
+from daemon.source import SessionInfo, SessionSource
 from daemon.state import SessionRecord, StateDB
 
 CHUNK = 64  # transcripts built ahead of the distiller: bounds memory on a backfill
@@ -55,7 +54,7 @@ Progress = Callable[[int, int, str], None]
 
 
 class Capturer:
-    """Runs capture passes against one OpenCode database and one state database.
+    """Runs capture passes against the agents' sessions (one `SessionSource`) and one state database.
 
     It owns the reader, the state database and the distiller (closed by `close`), and
     writes every note through one `TreeWriter`; a pass's report names the trees written.
@@ -301,11 +300,11 @@ def _prefetch(p: _Pass, builds: list[tuple[SessionInfo, SessionRecord | None]]) 
     capture, options = p.capture, p.options
     if p.prefetch is None:
         count = workers.worker_count(capture.settings.capture.workers)
-        extractive = isinstance(capture.distiller, ExtractiveDistiller) and isinstance(capture.reader, OpenCodeReader)
+        extractive = isinstance(capture.distiller, ExtractiveDistiller)
         if len(builds) < workers.POOL_MIN or count < 2 or not extractive:
             return
         extract = capture.settings.notes.extract_memories
-        p.prefetch = workers.Prefetch(capture.reader.path, capture.settings.source.busy_timeout_ms, capture.limits, count, extract)
+        p.prefetch = workers.Prefetch(capture.reader.opener(), capture.limits, count, extract)
     for info, record in builds:
         p.prefetch.add(info, record, options, capture.identity, _keeps_transcript(p, info))
 

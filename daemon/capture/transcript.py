@@ -111,6 +111,7 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
         output = metadata["output"]
     if not isinstance(output, str):
         output = json.dumps(output, ensure_ascii=False)
+    exit_status = metadata.get("exit")  # OpenCode 1.18 and 2.0 both store a shell command's here
     error = state.get("error", "")
     if not isinstance(error, str):
         error = json.dumps(error, ensure_ascii=False)
@@ -122,6 +123,7 @@ def _tool_entry(role: str, data: dict, limits: Limits) -> Entry:
         output=scrub_clip(output, limits.tool_output, tail_share=0.67),
         status=status,
         error=scrub_clip(error, limits.tool_output, tail_share=0.5),
+        exit=exit_status if isinstance(exit_status, int) and not isinstance(exit_status, bool) else None,
     )
 
 
@@ -172,6 +174,8 @@ def build_entries(rows: SessionRows, limits: Limits) -> tuple[list[Entry], list[
             continue
         if ptype == "text":
             text = data.get("text")
+            if role == "user" and isinstance(text, str):
+                text = jsonrow.unquote_prompt(text.strip())  # OpenCode 1.x and 2 store `run "…"` as a JSON literal
             if isinstance(text, str) and text.strip() and not data.get("ignored"):
                 entries.append(Entry(role, "text", text=scrub_clip(text.strip(), limits.part_text, 0.3)))
         elif ptype == "reasoning":

@@ -5,9 +5,9 @@ the extractive distiller and rendering its note (text, file name, statements, th
 index's token row: `notes.render`) are pure and CPU-bound: most of a backfill. A pass with
 many sessions to build hands them to a pool of processes, in order and ahead of need,
 while this process writes, indexes and records. Each worker opens the source read-only
-itself and gives back exactly what `build_transcript`, the distiller and `render` would
-give here (the same functions run); a worker's error is raised here, where the session
-is handled.
+itself (with the source's `opener()`, whatever agent it reads) and gives back exactly
+what `build_transcript`, the distiller and `render` would give here (the same functions
+run); a worker's error is raised here, where the session is handled.
 
 Workers are spawned, not forked: the daemon has threads and open databases, and a
 spawned worker imports only the pure modules it runs (a quarter of a second).
@@ -24,7 +24,7 @@ from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable
 
 from daemon.capture import plan
 from daemon.capture.distill.base import Distilled, DistillError, Transcript
@@ -32,8 +32,7 @@ from daemon.capture.distill.extractive import ExtractiveDistiller
 from daemon.capture.lifecycle import Identity
 from daemon.capture.notes import Rendered, render
 from daemon.capture.transcript import Limits, build_transcript
-from daemon.opencode.reader import OpenCodeReader
-from daemon.opencode.source import SessionInfo
+from daemon.source import SessionInfo, SessionSource
 from daemon.state import SessionRecord
 
 POOL_MIN = 100  # sessions to build among the next RECORD_CHUNK below which the start-up (~0.3 s a worker) is not worth it
@@ -73,7 +72,7 @@ class _Job:
 
 @dataclass(frozen=True)
 class _Worker:
-    reader: OpenCodeReader
+    reader: SessionSource
     limits: Limits
     distiller: ExtractiveDistiller
     extract_memories: bool  # notes.extract_memories: read each note's statements
@@ -82,13 +81,13 @@ class _Worker:
 _worker: _Worker | None = None
 
 
-def _start(db: Path, busy_timeout_ms: int, limits: Limits, parent: int, extract_memories: bool) -> None:
+def _start(opener: Callable[[], SessionSource], limits: Limits, parent: int, extract_memories: bool) -> None:
     global _worker
     # Ctrl-C is the pass's to handle (it stops the pool); a pass killed outright leaves no
     # worker behind: each goes once its parent is gone.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
-    _worker = _Worker(OpenCodeReader(db, busy_timeout_ms), limits, ExtractiveDistiller(), extract_memories)
+    _worker = _Worker(opener(), limits, ExtractiveDistiller(), extract_memories)
 
 
 def _exit_with(parent: int) -> None:
@@ -124,10 +123,12 @@ def _build_many(jobs: list[_Job]) -> list[Built | None]:
 class Prefetch:
     """Sessions handed to the workers, BATCH at a time, in the order the pass will ask for them."""
 
-    def __init__(self, db: Path, busy_timeout_ms: int, limits: Limits, workers: int, extract_memories: bool = True) -> None:
+    def __init__(
+        self, opener: Callable[[], SessionSource], limits: Limits, workers: int, extract_memories: bool = True
+    ) -> None:
         self._pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-            initargs=(db, busy_timeout_ms, limits, os.getpid(), extract_memories),
+            initargs=(opener, limits, os.getpid(), extract_memories),
         )  # fmt: skip
         self._order: deque[str] = deque()  # every queued session id, in the pass's order
         self._queued: set[str] = set()  # the same, to look up

@@ -15,7 +15,6 @@ step to step. Hit counters are neither read nor written here, for the same reaso
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,9 @@ from daemon.memory.clip import clip_text, cut, readable, without_repeats
 from daemon.memory.index import SearchIndex
 from daemon.memory.prompt_terms import searched_part
 from daemon.memory.roots import MemoryRoot, project_of_root, project_root_of
+from daemon.memory.routing import render_routing, routing_first, routing_lines, routing_words
 from daemon.memory.tree import Memory
+from daemon.source import agent_of_tags
 
 if TYPE_CHECKING:
     from daemon.memory.workspace import Workspace
@@ -109,7 +110,9 @@ def _rule_line(memory: Memory) -> str:
 def _inventory_line(memory: Memory) -> str:
     title = cut(_neutral(memory.title), 80)
     rule = ", hard rule" if memory.hard_rule else ""
-    return f"- [{_neutral(memory.kind) or 'note'}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
+    agent = agent_of_tags(memory.tags)  # which agent's session a note is
+    kind = (_neutral(memory.kind) or "note") + (f", {agent}" if agent else "")
+    return f"- [{kind}] {title} ({_day(memory)}, {memory.scope}{rule}, id {memory.id})"
 
 
 def estimate_tokens(text: str) -> int:
@@ -214,49 +217,6 @@ def routing_rows(index: SearchIndex, root: MemoryRoot, now: datetime) -> tuple[t
     )
 
 
-def routing_words(rows: Sequence[tuple[str, str, str]]) -> dict[str, tuple[int, ...]]:
-    """Token → the routing rows whose scenario holds it (built once with the stable part)."""
-    from daemon.memory import tokenize
-
-    found: dict[str, list[int]] = {}
-    for number, (scenario, _, _) in enumerate(rows):
-        for token in dict.fromkeys(tokenize.tokens(scenario)):
-            found.setdefault(token, []).append(number)
-    return {token: tuple(numbers) for token, numbers in found.items()}
-
-
-def render_routing(rows: Sequence[tuple[str, str, str]], prompt: str, budget: int, words: Mapping[str, tuple[int, ...]] | None = None) -> str:
-    """The routing lines within `budget` characters: scenarios that share a content word
-    with the prompt first (`routing_first`), then the rest in order, and how many did not fit."""
-    return _routing_lines(rows, routing_first(rows, prompt, words), budget)
-
-
-def routing_first(rows: Sequence[tuple[str, str, str]], prompt: str, words: Mapping[str, tuple[int, ...]] | None = None) -> tuple[int, ...]:
-    """The rows whose scenario shares a content word with the prompt, in order. `words`:
-    `routing_words(rows)` when the caller keeps it (a lookup per prompt word, not a
-    tokenizing pass over every row)."""
-    terms = set(relevance.content_terms(prompt)) if prompt and rows else set()
-    where = (routing_words(rows) if words is None else words) if terms else {}
-    return tuple(sorted({number for term in terms for number in where.get(term, ())}))
-
-
-def _routing_lines(rows: Sequence[tuple[str, str, str]], first: tuple[int, ...], budget: int) -> str:
-    chosen = set(first)
-    ordered = itertools.chain((rows[n] for n in first), (row for n, row in enumerate(rows) if n not in chosen))
-    lines: list[str] = []
-    used = 0
-    for number, (scenario, path, mid) in enumerate(ordered):
-        line = f"- {cut(scenario, 120)} → {path} (id {mid})"
-        rest = len(rows) - number - 1
-        reserve = 60 if rest else 0
-        if used + len(line) + 1 + reserve > budget:
-            lines.append(f"… {len(rows) - number} more scenarios: ROOT.md of the project tree")
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
-
-
 def _preview_line(hit: relevance.Scored, each: int, prompt: str = "") -> str:
     """One preview: kind, title, date, id, then the memory's own words (its description
     first, unless the body starts with it), without lines that repeat its title or the
@@ -328,7 +288,7 @@ class StablePart:
         done = self._rendered.get(key)
         if done is None:
             sections = [self.head]
-            routing = _routing_lines(self.routing, key[0], routing_chars)
+            routing = routing_lines(self.routing, key[0], routing_chars)
             if routing:
                 sections.append("## Where to look (project routing: scenario → memory)\n" + routing)
             sections.append("## Memories (inventory)\n" + self.inventory)

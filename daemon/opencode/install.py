@@ -23,7 +23,7 @@ from typing import Any
 
 from daemon import __version__
 from daemon.files import atomic_write_text
-from daemon.opencode import jsonc
+from daemon import jsonc
 
 PLUGIN_NAME = "memoryd.js"
 SERVER_NAME = "memoryd"

@@ -25,3 +25,21 @@ def loads(text: str) -> Any:
         if end == len(text):
             return value
     return json.loads(text)
+
+
+_ATTACHED = "\n\n<file name="  # what `opencode run --file` appends to the prompt
+
+
+def unquote_prompt(text: str) -> str:
+    """A prompt as the user typed it: `opencode run "…"` stores it as a JSON string literal (inner quotes
+    escaped as \\"), with any attached file after it. Any other text is returned as it is."""
+    if text[:1] != '"':
+        return text
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError):
+        return text
+    rest = text[end:]
+    if not isinstance(value, str) or not (rest == "" or rest.startswith(_ATTACHED)):
+        return text  # '"foo" is broken': a quote the user typed
+    return value + rest

@@ -1,4 +1,4 @@
-"""OpenCode's database as a session source (`daemon.opencode.source`), both table families.
+"""OpenCode's database as a session source (`daemon.source`), both table families.
 
 OpenCode 1.x keeps sessions in `session`/`message`/`part` (`daemon.opencode.v1`);
 OpenCode 2 in `session_v2`/`session_message` (`daemon.opencode.v2`), and on its first
@@ -14,6 +14,7 @@ package.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 import json
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from daemon.opencode import v1, v2
-from daemon.opencode.source import MessageRow, PartRow, SessionInfo, SessionRows
+from daemon.source import MessageRow, PartRow, SessionInfo, SessionRows
 
 __all__ = ["MessageRow", "OpenCodeReader", "PartRow", "SessionInfo", "SessionRows", "SourceBusy", "SourceError"]
 
@@ -149,8 +150,11 @@ def retry_busy(fn: Callable[[], T], attempts: int = 5, sleep: Callable[[float], 
 class OpenCodeReader:
     """Sessions of OpenCode 1.x and OpenCode 2 from one database: a `SessionSource`."""
 
+    agents = ("opencode",)
+
     def __init__(self, path: Path, busy_timeout_ms: int = 5000) -> None:
         self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
         self.conn = connect_read_only(path, busy_timeout_ms)
         st = path.stat()  # the file this connection reads (a cursor is only good for it)
         self._file = f"{st.st_dev}:{st.st_ino}"
@@ -170,6 +174,10 @@ class OpenCodeReader:
 
     def close(self) -> None:
         self.conn.close()
+
+    def opener(self) -> Callable[[], OpenCodeReader]:
+        """The same database opened again (by a worker process)."""
+        return functools.partial(OpenCodeReader, self.path, self.busy_timeout_ms)
 
     def __enter__(self) -> OpenCodeReader:
         return self

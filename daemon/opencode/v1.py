@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from daemon.opencode.source import MessageRow, PartRow, SessionInfo, SessionRows
+from daemon.source import MessageRow, PartRow, SessionInfo, SessionRows
 
 FAMILY = "v1"
 # Columns memoryd cannot work without.

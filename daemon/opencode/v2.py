@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from daemon.opencode.source import SessionInfo, SessionRows
+from daemon.source import SessionInfo, SessionRows
 from daemon.opencode.v1 import info_from_row
 from daemon.opencode.v2rows import normalise
 

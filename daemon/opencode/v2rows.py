@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 
 from daemon.opencode import jsonrow
-from daemon.opencode.source import MessageRow, PartRow
+from daemon.source import MessageRow, PartRow
 
 # A text file attached with `opencode run --file` is inlined into the prompt.
 _INLINED_FILE = re.compile(r'<file name="([^"]+)"')

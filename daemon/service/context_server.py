@@ -4,6 +4,8 @@
                                          `session` (optional): the asking session, whose
                                          own note is never previewed
     POST /idle   {"session_id": "ses_…"}  OpenCode says a session went idle: note it now
+    POST /hook   {"agent", "event", "session_id", "cwd", "prompt"}   a Claude Code or Codex
+                                         hook: {"context": TEXT} (`daemon.service.hookanswer`)
     GET  /health                         {"ok": true, "pid": …}
 
 Requests are answered by a few kept threads (`socket_pool`: no thread started per
@@ -243,6 +245,16 @@ class ContextServer:
     def idle(self, session_id: str) -> None:
         self._on_idle(session_id)
 
+    def hook(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A Claude Code or Codex hook call: the context it adds (see `hookanswer`)."""
+        from daemon.service.hookanswer import HookAnswers
+
+        answers = HookAnswers(lambda: self._config().paths.state_dir, self.context, self.idle)
+        cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isabs(data["cwd"]) else None
+        prompt = str(data.get("prompt") or "")[:MAX_PROMPT].replace("\0", " ")
+        text = answers.answer(str(data.get("agent")), str(data.get("event")), data["session_id"], cwd, prompt)
+        return {"context": text}
+
 
 class _Handler(BaseHTTPRequestHandler):
     """One request; `self.server.context_server` answers it."""
@@ -327,8 +339,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         if self._too_late():
             return
-        if urlsplit(self.path).path != "/idle":
-            self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle"})
+        route = urlsplit(self.path).path
+        if route not in ("/idle", "/hook"):
+            self._reply(404, {"error": f"no such endpoint {self.path[:200]!r}: GET /context, POST /idle, POST /hook"})
             return
         declared = [value.strip() for value in self.headers.get_all("Content-Length") or ["0"]]
         # "abc", "-5", "1e3", "²" (a digit to isdigit(), not to int()), two of them: no length
@@ -349,8 +362,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(session_id, str) or not 0 < len(session_id) <= SESSION_ID_CHARS:
             self._reply(400, {"error": "session_id must be a non-empty string"})
             return
+        if route == "/hook":
+            self._hook(data)
+            return
         self.server.context_server.idle(session_id)
         self._reply(202, {"ok": True})
+
+    def _hook(self, data: dict[str, Any]) -> None:
+        try:
+            self._reply(200, self.server.context_server.hook(data))
+        except ValueError as exc:  # an unknown agent
+            self._reply(400, {"error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - one bad request must not end the server
+            self.server.context_server.log.exception("socket.hook_failed", error=str(exc))
+            self._reply(500, {"error": f"hook failed: {exc}"})
 
 
 

@@ -33,6 +33,22 @@ class DatabaseEvents:
         self.callback(replaced)
 
 
+class AgentFileEvents:
+    """watchdog handler: a session file of another agent (Claude Code, Codex) written,
+    created, moved or deleted means "look again"."""
+
+    def __init__(self, callback: Callable[[bool], None], suffix: str = ".jsonl") -> None:
+        self.callback = callback
+        self.suffix = suffix
+
+    def dispatch(self, event: Any) -> None:
+        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = (event.src_path, getattr(event, "dest_path", "") or "")
+        if any(os.fsdecode(p).endswith(self.suffix) for p in paths if p):
+            self.callback(False)
+
+
 MAX_PATHS = 200  # more changed files than this in one burst (a checkout): one sync of the tree
 
 

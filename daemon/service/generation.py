@@ -55,8 +55,9 @@ class Generation:
     periods: dict[str, float] = field(default_factory=dict)  # scheduled kind → seconds between runs
     observer: BaseObserver | None = None  # set and cleared under watch_lock
     watched: dict[str, ObservedWatch] = field(default_factory=dict)  # path → watch handle
-    # The worker adds watches (new trees, a database folder that appeared) while a stop
-    # may be taking the observer away.
+    agent_watches: set[str] = field(default_factory=set)  # those of them that are agents' session folders
+    # The worker adds watches (new trees, a database folder or an agent's folder that
+    # appeared) while a stop may be taking the observer away.
     watch_lock: threading.Lock = field(default_factory=threading.Lock)
     _idle: set[str] = field(default_factory=set)  # sessions OpenCode said went idle
     _idle_lock: threading.Lock = field(default_factory=threading.Lock)

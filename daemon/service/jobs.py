@@ -56,6 +56,7 @@ class Jobs:
         self._source = SourceHealth()  # failures: reported once, retried with backoff
         self._settle = SettleWatch()  # settling sessions by our own clock (rows' times can be a clock jump off)
         self._opened_identity: FileIdentity | None = None
+        self._opened_stores: tuple[str, ...] = ()
         self._full_next = False  # the source was replaced: the next pass compares every session
         self._project_dirs = self._known_project_dirs()
         self._roots: dict[Path, MemoryRoot] = {}
@@ -99,8 +100,12 @@ class Jobs:
         # are missed, its inode changed), or rewritten in place (`cp older.db`: its size,
         # mtime or header moved without a commit we saw): a connection opened before
         # would read a file nobody writes any more, or stale pages.
+        from daemon.capture.sources import present
+
         now = file_identity(self.paths.opencode_db)
-        replaced = self._replaced.is_set() or now != self._opened_identity
+        # Another agent's store appeared (or went): the sources are opened again to include it.
+        stores = present(self.config)
+        replaced = self._replaced.is_set() or now != self._opened_identity or stores != self._opened_stores
         if replaced and self._capture is not None:
             self._replaced.clear()
             self._close_capture()
@@ -116,7 +121,7 @@ class Jobs:
             except (SourceError, ConfigError) as exc:
                 self._source_failed(str(exc))
                 return None
-            self._opened_identity = now
+            self._opened_identity, self._opened_stores = now, stores
             self._capture.should_stop = self._stop.is_set
             self._data_version = None
             # Another file than the one the watermark was taken on (an older copy put

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from daemon.config import Config, ConfigError, load_settings
 from daemon.diskfull import DiskFull
 from daemon.logs import get_logger
-from daemon.service.events import DatabaseEvents, TreeEvents
+from daemon.service.events import AgentFileEvents, DatabaseEvents, TreeEvents
 from daemon.service.generation import Generation
 from daemon.service.queue import WorkQueue
 from daemon.state import StateFenced, WriteFence
@@ -313,6 +313,7 @@ class Daemon:
                 from daemon.service.events import PENDING
 
                 self._sync_root_watches(gen)
+                self._watch_agents(gen)  # an agent installed since
                 for root in jobs.roots():
                     PENDING.note(root.path, None)  # every file looked at, whatever events named
                     queue.mark(TREE + str(root.path))
@@ -351,15 +352,16 @@ class Daemon:
         observer.name = "memoryd-observer"
         observer.daemon = True
         with gen.watch_lock:
-            gen.observer, gen.watched = observer, {}
+            gen.observer, gen.watched, gen.agent_watches = observer, {}, set()
         self._watch_database(gen)
+        self._watch_agents(gen)
         observer.start()
 
     def _stop_watchers(self, gen: Generation) -> None:
         # Taken away under the lock: a poll or a new tree on another thread finds no
         # observer rather than scheduling on one being stopped.
         with gen.watch_lock:
-            observer, gen.observer, gen.watched = gen.observer, None, {}
+            observer, gen.observer, gen.watched, gen.agent_watches = gen.observer, None, {}, set()
         if observer is not None:
             observer.stop()
             observer.join(5)
@@ -377,6 +379,20 @@ class Daemon:
         if warn and not folder.is_dir():
             self.log.warning("source.waiting", db=str(db), hint="OpenCode has not created its database yet")
 
+    def _watch_agents(self, gen: Generation) -> None:
+        """Watch the other agents' session folders that exist now (Claude Code, Codex)."""
+        from daemon.capture.sources import watch_folders
+
+        with gen.watch_lock:
+            if gen.observer is None:  # stopped meanwhile
+                return
+            for folder in watch_folders(gen.config):
+                if folder.is_dir() and str(folder) not in gen.watched:
+                    handler = AgentFileEvents(lambda replaced: self._on_database_event(gen, replaced))
+                    gen.watched[str(folder)] = gen.observer.schedule(handler, str(folder), recursive=True)
+                    gen.agent_watches.add(str(folder))
+                    self.log.info("source.watching", folder=str(folder))
+
     def _sync_root_watches(self, gen: Generation) -> None:
         """Watch every memory root that exists now; stop watching ones that are gone."""
         jobs = gen.jobs
@@ -388,7 +404,7 @@ class Daemon:
             if gen.observer is None:  # stopped meanwhile
                 return
             for path in list(gen.watched):
-                if path != db_folder and path not in wanted:
+                if path != db_folder and path not in wanted and path not in gen.agent_watches:
                     gen.observer.unschedule(gen.watched.pop(path))
             for path in sorted(wanted.keys() - set(gen.watched)):
                 handler = TreeEvents(wanted[path], lambda root: self._on_tree_event(gen, root), jobs.own_writes.is_echo)
@@ -429,6 +445,7 @@ class Daemon:
         if not gen.config.paths.opencode_db.exists():
             return
         self._watch_database(gen, warn=False)  # the folder may have appeared since the start
+        self._watch_agents(gen)
         gen.queue.mark(CAPTURE)
 
 

@@ -51,6 +51,8 @@ class Scenario:
     superseded: list[str] = field(default_factory=list)
     children: list[Scenario] = field(default_factory=list)
     junk: bool = False
+    # A labelled set's other fields (outcome, final_fix, cause, expected_failures, …), passed on as they are.
+    labels: dict = field(default_factory=dict)
 
 
 def empty_db(path: Path) -> Path:
@@ -111,6 +113,7 @@ def build_corpus(folder: Path, name: str, scenarios: list[Scenario]) -> Path:
             "superseded": scenario.superseded,
             "forbidden": [],
             "junk": scenario.junk,
+            **scenario.labels,
         }
     (out / "sessions.json").write_text(json.dumps(sessions, ensure_ascii=False, indent=1))
     return out

@@ -39,7 +39,8 @@ def test_a_rendered_note_reads_back_with_its_frontmatter_provenance_and_body(tmp
     note = frontmatter.load(path)
     assert note["title"] == "Fix deploy script" and note["description"] == "Deploys use pnpm now"
     assert note["kind"] == "session" and note["id"] == note["session_id"] == "ses_0123456789abcdefXYZ"
-    assert note["project"] == "/home/dev/src/webapp" and note["tags"] == ["session", "webapp"]
+    assert note["project"] == "/home/dev/src/webapp" and note["tags"] == ["session", "webapp", "agent-opencode"]
+    assert note["agent"] == "opencode"
     assert str(note["started"]).startswith("2023-11-14") and note["started"] != note["updated"]
     assert note["distiller"] == "openai:qwen3:8b" and note["prompt_version"] == "v7"
     provenance, body = note.content.split("\n\n", 1)

@@ -118,3 +118,24 @@ def test_an_empty_tool_output_falls_back_to_metadata_output():
     assert tools[0].output == "FAILED tests/test_api.py::test_login - AssertionError"
     assert tools[1].output == "a.py"  # a real output wins over metadata
     assert "AssertionError" in t.text
+
+
+def test_a_prompt_stored_as_a_json_literal_reads_as_typed_and_a_typed_quote_stays():
+    from daemon.opencode import v2rows
+
+    stored = json.dumps('the log says {"msg":"Could not load the \\"sharp\\" module"}') + '\n\n<file name="a.txt">\nx\n</file>'
+    messages, parts = v2rows.normalise([("m1", "user", 1, json.dumps({"text": stored}).encode()),
+                                        ("m2", "user", 2, json.dumps({"text": '"foo" is broken'}).encode())])
+    t = build_transcript(SessionRows(SESSION, messages, parts))
+    asked = [e.text for e in t.entries if e.kind == "text"]
+    assert asked[0].startswith('the log says {"msg":"Could not load the \\"sharp\\" module"}\n\n<file name="a.txt">')
+    assert asked[1] == '"foo" is broken'  # not a literal: a quote the user typed
+
+
+def test_a_shell_commands_exit_status_is_read_from_its_metadata():
+    ran = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "grep -rn ERROR logs/"},
+                                                     "output": "logs/a.log:1: ERROR x", "metadata": {"exit": 0}}}
+    failed = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "make"},
+                                                        "output": "boom", "metadata": {"exit": 2}}}
+    t = build_transcript(rows(("msg_1", "tool", ran), ("msg_1", "tool", failed)))
+    assert [e.exit for e in t.entries if e.kind == "tool"] == [0, 2]

@@ -30,7 +30,7 @@ def _count_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made = workers.Prefetch.__init__
 
     def counting(self, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
-        spawned.append(args[3])  # db, busy_timeout_ms, limits, workers
+        spawned.append(args[2])  # opener, limits, workers
         made(self, *args, **kwargs)
 
     monkeypatch.setattr(workers.Prefetch, "__init__", counting)

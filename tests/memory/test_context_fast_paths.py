@@ -7,7 +7,8 @@ import random
 import pytest
 
 from daemon.memory import relevance, tokenize
-from daemon.memory.context import StablePart, estimate_tokens, render_routing, routing_words
+from daemon.memory.context import StablePart, estimate_tokens
+from daemon.memory.routing import render_routing, routing_words
 from daemon.memory.stable_store import _decode, _encode
 
 WORDS = "deploy database 部署 迁移 テスト デプロイ 배포 releasing slow queries snake_case src/app/main.py pnpm the a of".split()

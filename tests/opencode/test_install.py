@@ -59,7 +59,7 @@ def test_install_merges_into_existing_json_and_keeps_everything_else(oc: Path) -
 
 
 def test_jsonc_keeps_its_comments_and_gets_the_entry(oc: Path) -> None:
-    from daemon.opencode.jsonc import loads
+    from daemon.jsonc import loads
 
     oc.mkdir(parents=True)
     original = '{\n  // my models\n  "model": "x/y", /* pinned */\n  "mcp": {\n    "gh": {"type": "remote", "url": "https://x"}, // mine\n  },\n}\n'

@@ -27,6 +27,7 @@ class Entry:
     output: str = ""  # tool output (bounded)
     status: str = ""  # tool status: completed | error | …
     error: str = ""  # tool error text when status == "error"
+    exit: int | None = None  # a command's exit status, where the source stored it (state.metadata.exit)
 
 
 @dataclass(frozen=True)

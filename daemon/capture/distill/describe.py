@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from daemon.capture.distill.prefilter import Pruned
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.supersede import retraction_scope
 from daemon.capture.distill.turns import clip_sentences, key, sentences, weight
 
@@ -21,14 +21,9 @@ _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # What a bare "done" is made of. The catch-all comes first: it matches where no word can
 # start (a word starts at a letter, `_` starts none), so the order changes no match and a
-# non-word character is taken at its first try. The CJK words are asked only of a text
-# that holds them (`Pruned`): the table is tried at every character, and most texts hold none.
-_DONE = Pruned(re.compile(
-    r"(?i)[\W_]|\b(?:fixed|fix|done|resolved|solved|completed?|finished|succeeded|success(?:ful(?:ly)?)?|passe[sd]|all|good"
-    r"|ok|okay|it|this|that|the|issue|problem|bug|now|works?|working|has|have|been|is|was|i|we)\b"
-    r"|已|修复|完成|好了|解决|成功|问题|了|修正|完了|対応|直し|解決|成功|しました|ました|です"
-    r"|수정|완료|해결|고쳤|성공|했습니다|습니다"
-))
+# non-word character is taken at its first try. Only the rows whose words a text holds are
+# tried (tables.py): the table is tried at every character, and most texts hold few of them.
+_DONE = RegexTable("distill_done", "(?i)")
 # Something a reader can look up: a path, a symbol, a code span, a number.
 _IDENT = re.compile(r"`[^`]+`|[\w-]*[./_][\w./-]+|\b[a-z]+[A-Z]\w*|\b[A-Z]{2,}\w*|\d")
 _NO_RESULT = {

@@ -1,9 +1,13 @@
 """The default distiller: no model, no network. It picks facts out of the transcript.
 
-The session is read as turns (a user request and what answered it). Outcome is the
-conclusion of every turn, so a continued session keeps what it did earlier. Every other
-sentence is sorted by its label or cue (cues.py, several languages) into one section:
-each statement appears once in the note. Files are paths with what happened to them.
+The session is read as turns (a user request and what answered it). What the tools
+recorded comes first (evidence.py: exit status, tallies, the re-run after each edit),
+then the final answer's own structure (structure.py: its outcome, cause, fix, what did
+not work, next steps), then cue words. Outcome is the conclusion of every turn, so a
+continued session keeps what it did earlier; a structured final answer puts the check
+that shows it, its cause and its fix under it. Every other sentence is sorted by its
+label or cue (cues.py, the lexicon's tables) into one section: each statement appears
+once in the note. Files are paths with what happened to them.
 """
 
 from __future__ import annotations
@@ -14,25 +18,29 @@ from daemon import lexicon
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import SECTIONS, Distilled, Entry, Transcript
 from daemon.capture.distill.describe import description, language_of
-from daemon.capture.distill.followups import done_later
+from daemon.capture.distill.evidence import FIXED, UNRESOLVED, Evidence, gather
+from daemon.capture.distill.followups import done_later, replaced_later
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.memo import one_session
-from daemon.capture.distill.prefilter import prefiltered
+from daemon.capture.distill.structure import CAUSE, FAILED, FIX, NEXT, read_blocks, role_by_sentence, structured
+from daemon.capture.distill.structure import OUTCOME as LEAD
 from daemon.capture.distill.problems import failing_line, first_error_line, is_lifted, output_lines
 from daemon.capture.distill.supersede import (
     Superseded,
     find_superseded,
+    names,
     render_attempt,
     retraction_scope,
     user_retraction_scope,
 )
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.touched import Touched
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, split_turns, weight
 
 # Bump when the rules change what a note or a junk verdict says: junk verdicts of another
 # version are judged again. The lexicon's digest is part of it: a changed word table
 # (`daemon.lexicon`) re-distils extractive notes once.
-EXTRACTIVE_VERSION = f"x3.{lexicon.digest()}"
+EXTRACTIVE_VERSION = f"x4.{lexicon.digest()}"
 
 WORKED, OUTCOME, DECISIONS, FINDINGS, PROBLEMS, FILES, FOLLOWUPS = SECTIONS
 _SECTION_OF = {
@@ -46,16 +54,14 @@ _SECTION_OF = {
 _LIMITS = {WORKED: 7, DECISIONS: 6, FINDINGS: 6, PROBLEMS: 8, FOLLOWUPS: 5}
 _FAILING_COMMANDS = 3  # failing commands listed under Problems & Fixes, first ones first
 # Its alternatives at the top level, so that a line is asked only those whose words it holds.
-_ERROR_LINE = prefiltered(
-    r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bERR_[A-Z0-9_]+\b|\bE[A-Z]{3,}\b:|Traceback|\bfatal:|\bpanic:|"
-    r"\bFAILED\b|\bfailed\b|\b(?:error|ERROR|FATAL|fatal)\b:?|\bnot found\b|\bdenied\b|\btimed out\b|错误|失败|エラー|失敗|오류|실패"
-)
+_ERROR_LINE = RegexTable("distill_error_line")
 _CHANGE_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch", "str_replace_based_edit_tool"})
 # A sentence that reports the change itself ("Moved…", "改为…"), not the reason for it.
 _ACTIONS_DONE = re.compile(r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|wrote|rewrote)\b")
 _SHORT_FINDING = 60  # a decisive finding lighter than this takes the sentence after it
 _TASK_RESULT = re.compile(r"</?task[^>]*>|</?task_result>")
 _ITEM_CHARS = 300
+_CAUSE_CHARS = 450  # the cause, as the answer states it: how it came about is part of it
 _ASK_CHARS = 500  # a request is kept whole up to this, then cut at a word
 _FOLLOWUP_ASK_CHARS = 1000  # a continued session's later request: what is asked now, kept whole
 _LAST_OUTCOME_CHARS = 500  # the final state
@@ -98,7 +104,7 @@ def _is_result(sentence: str) -> bool:
     labelled = cues.label_of(sentence)
     if labelled and labelled[0] != cues.FIX:
         return False
-    return not (sentence.endswith("?") or sentence.endswith("？") or cues.NARRATION.match(sentence)) and not (
+    return not (sentence.endswith("?") or sentence.endswith("？") or cues.narrates(sentence)) and not (
         labelled is None and cues.has_cue(sentence, cues.FOLLOWUP)
     )
 
@@ -106,6 +112,10 @@ def _is_result(sentence: str) -> bool:
 def _outcome_line(note: _Note, turn: Turn, limit: int) -> tuple[str, list[str]]:
     """A turn's result line and the sentences it holds."""
     every = sentences(turn.conclusion)
+    if structured(turn.conclusion):  # the answer says which blocks are its outcome: the others have their own place
+        roles = role_by_sentence(turn.conclusion)
+        # Without an outcome paragraph, the fix is what the answer ended with.
+        every = [s for s in every if roles.get(s, LEAD) == LEAD] or [s for s in every if roles.get(s) == FIX] or every
     results = [s for s in every if _is_result(s) and not note.claimed(s)]
     # The first result states the outcome; later ones that are plainly a decision or
     # a root cause belong in their own section.
@@ -116,7 +126,7 @@ def _outcome_line(note: _Note, turn: Turn, limit: int) -> tuple[str, list[str]]:
     return line, [s for s in results if s in line]
 
 
-def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
+def _outcomes(note: _Note, turns: list[Turn], lead: Turn | None = None) -> list[str]:
     """The last turn's result first (where the session ended), then the earlier turns' that still stand.
 
     Returns the conclusions' sentences the lines left out.
@@ -129,13 +139,18 @@ def _outcomes(note: _Note, turns: list[Turn]) -> list[str]:
     lines: dict[int, str] = {}
     for number, turn in reversed(list(enumerate(concluded))):
         line, kept = _outcome_line(note, turn, _LAST_OUTCOME_CHARS if number == len(concluded) - 1 else per_turn)
+        if line and replaced_later(line, turn, concluded[number + 1 :]):
+            note.used |= {key(s) for s in kept}  # what a later request changed no longer stands: stated nowhere
+            continue
         if not (line and note.add(OUTCOME, line, kept)):
             kept = []
         else:
             lines[number] = line
         rest += [s for s in sentences(turn.conclusion) if s not in kept]
     order = sorted(lines)
-    note.sections[OUTCOME] = [lines[n] for n in order[-1:] + order[:-1]]
+    # Where the session ended leads: the last turn's result, or the final answer's when only a "thanks" followed.
+    first = next((n for n in order if concluded[n] is lead), order[-1] if order else None)
+    note.sections[OUTCOME] = [lines[n] for n in [first, *(n for n in order if n != first)] if n is not None]
     return rest
 
 
@@ -221,11 +236,16 @@ def _subagent_result(note: _Note, output: str) -> None:
     note.add(FINDINGS, line, [s for s in fresh if s in line])
 
 
-def _tool_problems(note: _Note, tools: list[Entry]) -> None:
-    """The first failing commands, each with its first real error line."""
+def _tool_problems(note: _Note, tools: list[Entry], evidence: Evidence) -> None:
+    """The first failing commands, each with its first real error line; what the tools say did not fail is left out."""
     listed = 0
     errors: set[str] = set()
     for tool in tools:
+        run = evidence.run_of(tool)
+        if run is not None and (run.failed is False or (run.check and not evidence.is_problem(run))):
+            continue  # exit 0, a passing tally, a search that found lines, or a check meant to fail
+        if run is not None and evidence.failed_unchanged(run):
+            continue  # the same check failing again with nothing edited since: no new problem
         line = failing_line(tool)
         error = re.split(r"` (?:failed|shows): ", line, maxsplit=1)[-1]
         if not line or error in errors or listed >= _FAILING_COMMANDS:
@@ -243,9 +263,66 @@ def _attempts(note: _Note, language: str) -> None:
             items.append(line)
 
 
+def _block_line(text: str, limit: int = _ITEM_CHARS) -> tuple[str, list[str]]:
+    """A labelled block as one line: its statements (no question, no plan), whole up to a limit."""
+    parts = [s for s in sentences(text) or [text] if not (s.endswith(("?", "？")) or cues.is_intent(s))]
+    line = clip_sentences(parts, limit)
+    return line, [p for p in parts if p in line]
+
+
+def _final_answer(turns: list[Turn]) -> tuple[Turn | None, tuple]:
+    """The turn of the session's structured final answer and its blocks: the last turn's, or the last one
+    before turns that did nothing more (a "thanks" and its reply). (None, ()) when it has no structure."""
+    for turn in reversed(turns):
+        if structured(turn.conclusion):
+            return turn, read_blocks(turn.conclusion)
+        if turn.tools:
+            break
+    return None, ()
+
+
+def _next_steps(note: _Note, final: tuple) -> None:
+    """The steps the final answer leaves, as it lists them."""
+    for block in final:
+        if block.role == NEXT:
+            line, parts = _block_line(block.text)
+            note.add(FOLLOWUPS, line, parts)
+
+
+def _cause_and_fix(note: _Note, final: tuple, evidence: Evidence) -> None:
+    """Under the outcome: the check that shows it, then the final answer's cause and fix, as it labels them."""
+    if not final:
+        return
+    outcome, proof = evidence.outcome()
+    lines = note.sections[OUTCOME]
+    if proof is not None and outcome in (FIXED, UNRESOLVED) and not any(proof.command in line for line in lines):
+        note.add(OUTCOME, _short(proof.stated()))
+    for role in (CAUSE, FIX):
+        for block in final:
+            if block.role == role:
+                line, parts = _block_line(block.text, _CAUSE_CHARS if role == CAUSE else _ITEM_CHARS)
+                note.add(OUTCOME, line, parts)
+
+
+def _ruled_out(note: _Note, final: tuple) -> list[str]:
+    """What the final answer says did not work or was not the cause, in its words, unless a failed attempt
+    already says it (it names what the attempt tried). Claimed now, listed after the attempts."""
+    out = []
+    for block in final:
+        if block.role != FAILED:
+            continue
+        line, parts = _block_line(block.text)
+        told = any(names(block.content, claim) for attempt in note.superseded.attempts for claim in attempt.claims)
+        if line and not told and not note.claimed(line):
+            out.append(line)
+        note.used |= {key(p) for p in parts} | {key(line)}
+    return out
+
+
 def _worked_on(note: _Note, title: str, turns: list[Turn]) -> list[str]:
-    """Title and each request, whole up to a limit; returns what of the requests other sections may use."""
-    if title:
+    """Each request, whole up to a limit (the title when nothing was asked: the note's frontmatter carries it
+    already); returns what of the requests other sections may use."""
+    if title and not any(turn.asked for turn in turns):
         note.add(WORKED, _short(title))
     rest: list[str] = []
     for turn in turns:
@@ -281,10 +358,15 @@ class ExtractiveDistiller:
         turns = split_turns(transcript.entries)
         tools = [t for turn in turns for t in turn.tools]
         language = language_of([a for turn in turns for a in turn.asked] or [transcript.session.title])
-        note = _Note(find_superseded(turns, language))
+        evidence = gather(turns)
+        note = _Note(find_superseded(turns, language, evidence))
         asked_rest = _worked_on(note, transcript.session.title, turns)
+        lead, final = _final_answer(turns)
+        _next_steps(note, final)
         _followups(note, turns)
-        rest = _outcomes(note, turns)
+        rest = _outcomes(note, turns, lead)
+        _cause_and_fix(note, final, evidence)
+        ruled_out = _ruled_out(note, final)
         note.used |= note.superseded.retractions  # stated by the failed attempt that quotes it
         split = [sentences(text) for turn in turns for text in turn.said[:-1]]
         split += [sentences(turn.conclusion) for turn in turns]
@@ -293,8 +375,9 @@ class ExtractiveDistiller:
         _decisive(note, [*said, *rest], following)
         lifted = output_lines(tools)
         _diagnoses(note, turns, lifted)
-        _tool_problems(note, tools)
+        _tool_problems(note, tools, evidence)
         _attempts(note, language)
+        note.sections[PROBLEMS] += ruled_out
         _classified(note, [*rest, *said], lifted)
         for tool in tools:
             if tool.tool == "task" and tool.output:

@@ -2,15 +2,19 @@
 
 A path or a command in a model-written note must occur in the transcript the model was
 given; a line (or, in prose, the sentence) naming one that does not is dropped. Paths
-inside a memory tree are memoryd's own writes and are dropped from the note too.
+inside a memory tree are memoryd's own writes and are dropped from the note too. When
+the tools say the session ended unresolved (its last check failed after the last edit),
+the Outcome opens with that check, whatever the model wrote: the tools win.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from daemon.capture.distill.base import DistillError
+from daemon.capture.distill.evidence import UNRESOLVED, Evidence
 from daemon.capture.distill.output import split_sections, summarize
 from daemon.capture.distill.touched import is_memory_path
 
@@ -110,10 +114,36 @@ def _drop_empty_sections(body: str) -> str:
     return "\n".join(p.rstrip("\n") + "\n" for p in kept).strip() + "\n"
 
 
-def grounded_note(body: str, transcript_text: str, directory: str) -> tuple[str, str, list[str]]:
-    """A model's note body kept to the transcript: (body, its summary line, what was dropped)."""
+_OUTCOME = "## Outcome / Current State"
+
+
+def checked_against(body: str, evidence: Evidence) -> tuple[str, str]:
+    """(the body, the line it was flagged with or ""): an unresolved ending's failing check opens the Outcome
+    unless the model's Outcome already names that check."""
+    outcome, proof = evidence.outcome()
+    if outcome != UNRESOLVED or proof is None:
+        return body, ""
+    _, sections = split_sections(body)
+    if proof.command in sections.get("Outcome / Current State", ""):
+        return body, ""
+    flag = f"{proof.stated()} (the last run, after the last change)"
+    if _OUTCOME in body:
+        return body.replace(_OUTCOME + "\n\n", f"{_OUTCOME}\n\n{flag}\n\n", 1), flag
+    return f"{_OUTCOME}\n\n{flag}\n\n{body}", flag
+
+
+class Checked(NamedTuple):
+    body: str
+    summary: str
+    dropped: list[str]  # the paths and commands not in the transcript
+    flagged: str  # the failing check the Outcome now opens with, or ""
+
+
+def grounded_note(body: str, transcript_text: str, directory: str, evidence: Evidence | None = None) -> Checked:
+    """A model's note body kept to the transcript and checked against the tools' evidence."""
     result = ground(body, transcript_text, directory)
-    _, sections = split_sections(result.body)
+    checked, flag = checked_against(result.body, evidence) if evidence is not None else (result.body, "")
+    _, sections = split_sections(checked)
     if not sections:
         raise DistillError("the model's note named only paths and commands the session does not show")
-    return result.body, summarize(sections), result.dropped
+    return Checked(checked, summarize(sections), result.dropped, flag)

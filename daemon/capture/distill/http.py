@@ -20,10 +20,12 @@ import tenacity
 
 from daemon.capture.distill.base import Distilled, DistillError, MalformedAnswer, StopPass, Transcript
 from daemon.capture.distill.budget import Budget, Reservation, estimate_tokens
+from daemon.capture.distill.evidence import gather, report
 from daemon.capture.distill.grounding import grounded_note
 from daemon.capture.distill.junk import obviously_junk
 from daemon.capture.distill.output import read_note
 from daemon.capture.distill.prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_message
+from daemon.capture.distill.turns import split_turns
 from daemon.capture.lifecycle import ServerFaults
 from daemon.scrub import redact
 
@@ -149,7 +151,8 @@ class ModelDistiller:
         if obviously_junk(transcript):
             return Distilled(junk=True, distiller=self.name, prompt_version=self.prompt_version)
         self._require_key()
-        user = user_message(transcript)
+        evidence = gather(split_turns(transcript.entries))  # what the tools recorded: in the prompt, and the check
+        user = user_message(transcript, report(evidence))
         body = self.dialect.body(self.llm, SYSTEM_PROMPT, user)
         # Reserve what the call may cost at most: its input plus a full answer.
         estimate = estimate_tokens(SYSTEM_PROMPT + user) + self.llm.max_output_tokens
@@ -163,9 +166,12 @@ class ModelDistiller:
         note = read_note(text, self.url)
         body, summary = note.body, note.summary
         if not note.junk:
-            body, summary, dropped = grounded_note(note.body, transcript.text, transcript.session.directory)
+            body, summary, dropped, flagged = grounded_note(note.body, transcript.text, transcript.session.directory,
+                                                            evidence)
             if dropped:
                 log.info("note.ungrounded_dropped", session_id=transcript.session.id, count=len(dropped), items=dropped[:10])
+            if flagged:
+                log.info("note.outcome_flagged", session_id=transcript.session.id, check=flagged)
         return Distilled(
             junk=note.junk,
             body=body,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from daemon.capture.distill.base import SECTIONS, Transcript
 from daemon.scrub import redact
 
-PROMPT_VERSION = "v3"
+PROMPT_VERSION = "v4"
 
 _HEADINGS = "\n".join(f"## {name}" for name in SECTIONS)
 
@@ -38,6 +38,15 @@ conclusion of the last request, including a negative one (still failing, blocked
 fixed: say so plainly). Results of earlier requests follow, one line each, only where they \
 still stand, so work done before the session was continued is not lost. Start with the \
 result itself (what now works, what was found), never with the user's question.
+- The <tool_evidence> block lists, in order, each check the session ran (command, exit status, test \
+tally, first error line) and the files edited between them, then how the session ended by the tools. \
+When the words and the tools disagree, the tools win: a change is a failed attempt when the next run \
+of the same check still failed, and it held when that run passed; a session whose last check failed \
+is not fixed, whatever the text says. A search that found lines and a check marked "meant to fail" \
+are not failures. Outcome / Current State says what the session ended with and the check that shows \
+it, then the cause, then the fix.
+- A label in the agent's answer covers its own paragraph: "What was not the cause: X" rules out X; it \
+does not take back the sentence before it.
 - A claim that later text withdraws is superseded ("that didn't hold up", "that was not \
 it", "still fails", "reverted", 不对, 还是失败, 違った, 効かなかった, 안 됐다, and any \
 other wording that takes a statement back): never state it as an outcome, a cause or a \
@@ -71,11 +80,12 @@ If the session has no meaningful subject, activity, finding, artifact or outcome
 handshake, a greeting, an availability check), output exactly JUNK and nothing else."""
 
 
-def user_message(transcript: Transcript) -> str:
-    """Return the user turn for `transcript`, scrubbed again on the way out."""
+def user_message(transcript: Transcript, evidence: str = "") -> str:
+    """Return the user turn for `transcript` (and what its tools recorded), scrubbed again on the way out."""
     # The pipeline hands over scrubbed text; scrubbing again costs little and guards
     # against a transcript built by some other path.
+    tools = f"\n\n<tool_evidence>\n{evidence}\n</tool_evidence>" if evidence else ""
     return redact(
         f"Distill this OpenCode session ({transcript.tool_calls} tool calls) into a note.\n\n"
-        f"<transcript>\n{transcript.text}\n</transcript>"
+        f"<transcript>\n{transcript.text}\n</transcript>{tools}"
     )

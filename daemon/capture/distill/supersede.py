@@ -8,6 +8,9 @@ claimed so far. The other says a diagnosis was wrong or did not hold ("that was 
 back over its own turn's claims, or, when it opens a turn (a user reporting the fix broken)
 or its turn has claimed nothing yet, the previous turn's. A withdrawn claim is never an
 outcome, a cause or a fix: it becomes one failed attempt, "Tried X — did not work: Y".
+A retraction takes back the claims it names (a path, two content words) when it names
+any; an answer's labelled blocks (structure.py) speak for themselves; and the tools
+(evidence.py) protect a fix the last check passed after from words that name nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from dataclasses import dataclass, field
 
 from daemon.capture.distill import cues
 from daemon.capture.distill.base import Entry
+from daemon.capture.distill.evidence import Evidence
+from daemon.capture.distill.followups import terms
 from daemon.capture.distill.memo import per_session
-from daemon.capture.distill.prefilter import prefiltered
 from daemon.capture.distill.problems import failing_line
+from daemon.capture.distill.structure import FAILED, read_blocks, role_by_sentence, structured
+from daemon.capture.distill.tables import RegexTable
 from daemon.capture.distill.turns import Turn, clip_sentences, key, sentences, weight
 
 # How a failed attempt opens under Problems & Fixes, per language of the session.
@@ -31,84 +37,27 @@ _REPORTED = {"en": "the user reported it still broken (next request)", "zh": "�
              "ja": "ユーザーから直っていないと報告（次の依頼）", "ko": "사용자가 여전히 안 된다고 보고함 (다음 요청)"}
 FIXES, ALL = "fixes", "all"
 FINDING, ACTION, OBSERVATION = "finding", "action", "observation"
-# A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
-_ACTION = prefiltered(
-    r"(?i)^(?:i |we )?(?:\w+ed|made|set|put|ran|wrote|built|split|rewrote|bumped|pinned|raised|lowered|switched|"
-    r"released|kept)\b|\bnow\b|\bno longer\b|\bpass(?:es|ed)?\b|\bworks?\b|\bis gone\b"
-    r"|改为|改成|改用|调到|调为|降到|升到|升级|换成|加上|删掉|已(?:修改|修复|更新|添加|删除|通过)|通过|成功"
-    r"|(?:加|改|删|换|装|关|开|设)了|去掉|去除|移除|删除了"
-    r"|しました|通りました|直りました|成功|바꿨|바꾸었|열었|추가했|수정했|변경했|삭제했|고쳤|설정했|올렸|내렸|옮겼"
-    r"|적용했|통과|성공|(?<!실패)(?<!발생)했(?:습니다|어요)|줬습니다|주었습니다|이제 |现在|ようになりました"
-)
 
-_FAILURE = (r"fail\w*|broken|break\w*|hang\w*|stall\w*|deadlock\w*|crash\w*|error\w*|happen\w*|occur\w*|reproduc\w*"
-            r"|spin\w*|time\w* out|poll\w*|restart\w*|leak\w*|freez\w*|grow\w*|climb\w*|red|flaky|wrong|the same|there|not|never|no|"
-            r"doesn't|does not|isn't|is not|won't|can't|cannot|getting|seeing|returns?|returning|throws|raises|shows|showing"
-            r"|gives|\d{3}")
-_PERSISTS = prefiltered(
-    r"(?i)\bstill\s+(?:\S+\s+){0,3}?(?:" + _FAILURE + r")\b"
-    r"|\b(?:didn't|did not|doesn't|does not|don't|won't|wouldn't|never) (?:really |actually |fully )?(?:help|work|fix|solve|"
-    r"resolve|change anything|make (?:a|any) difference|take effect|stick)\w*|\b(?:error|problem|issue|failure|bug) persists\b"
-    r"|\b(?:the|that|this|my|your) (?:fix|change|patch|edit) (?:broke|caused|introduced|was incomplete)\b"
-    r"|\bno (?:luck|effect|change|difference|improvement)\b|\bmade no difference\b|\bsame (?:error|failure|result|problem)\b"
-    r"|\b(?:my|the|that|this) (?:first|earlier|previous|initial|original) (?:fix|attempt|change|patch|try)\b"
-    r"|\brevert(?:ed|ing)? (?:my|the|that|this|it|those|these|both)\b|\brolled (?:\S+ ){0,3}?back\b|\bbacked out\b"
-    r"|\bput (?:it|that|them|the \w+) back\b|\b(?:was|is|were|are)(?:n't| not) enough\b|\bnot enough to\b"
-    r"|\bonly (?:partly|partially) (?:helped|worked|fixed)\b|\bsame thing\b"
-    r"|\b(?:error|problem|issue|bug|failure|crash|leak|hang|timeout|stall)s? (?:came|comes|is|are) back\b"
-    r"|\bonly (?:masked|hid|moved)\b|\b(?:doesn't|does not|didn't|did not) seem to (?:help|work|fix|change)\w*"
-    r"|^that (?:broke|caused)\b|(?:^|\b(?:is|was|are|were|still) )not (?:fixed|resolved|solved)\b|\b(?:i|we) (?:have |had )?(?:reverted|undid)\b"
-    r"|\breverting\b(?! commits?\b)"
-    r"|\bundid\b|\bregressed\b|\breappear\w*"
-    r"|\b(?:fail\w*|crash\w*|broke\w*|red|hang\w*|stall\w*|error\w*|time[sd]? out) again\b"
-    r"|\b(?:keeps|kept) (?:crash|fail|hang|stall|time|error|restart|poll|spinn)\w*"
-    r"|(?:还是|仍然|依然|仍|又).{0,12}?(?:失败|报错|出错|不行|有问题|超时|重启|卡住|卡死|挂|崩溃|一样|同样的错)|没用(?![到过上])|没有用|不管用"
-    r"|无效|没效果|没有效果|没(?:有)?解决|没修好|白改|回滚|撤销了|之前的修复|第一次修复|问题依旧|依然存在|没(?:有)?生效|不生效|还原了"
-    r"|改回(?:去|来|了)|恢复(?:成|到)?原(?:来|样)|依旧.{0,8}?(?:失败|报错|出错|不行|超时|重启)|不起作用|没起作用|撤回了"
-    r"|(?:问题|错误|报错)(?:还在|仍在|依旧)|(?:又|再次)出现"
-    r"|効かなかった|効きませんでした|効果がなかった|効果がありませんでした|効果なし|直らなかった|直りませんでした|解決しなかった"
-    r"|解決しませんでした|まだ.{0,30}?(?:失敗|落ち|エラー|再現|発生|止ま|直って)|相変わらず|再発|元に戻し|最初の(?:修正|対策)"
-    r"|解消されません|解消されていません|解消しませんでした|変わりませんでした|変わらなかった|同じエラー|ダメでした|だめでした"
-    r"|うまくいきませんでした|うまくいかなかった|再度失敗|(?:やっぱり|まだ)(?:ダメ|だめ)|(?:ダメ|だめ)(?:です|でした|だった)"
-    r"|直っていません|直っていない|直らない|変わらず|変更を戻し|差し戻し|効果がない|効かない|また(?:失敗|落ち|エラー)"
-    r"|안 ?됐|안 ?되었|효과가 없|효과 없|소용(?:이)? ?없|해결되지 않|해결이 안|여전히 .{0,40}(?:실패|오류|에러|안 ?돼|안 ?됨|"
-    r"재시작|멈|발생|납니다)|아직도? (?:실패|안 ?돼|오류|에러)|또 (?:실패|오류|에러)|다시 실패|되돌렸|롤백|처음 (?:수정|시도)"
-    r"|첫 번째 (?:수정|시도)|그대로 납니다|같은 (?:오류|에러)|여전히 안 |아직(?:도)? 안 |그래도 .{0,30}(?:또|다시|여전히)|변화가 없"
-    r"|원래대로 (?:되돌|돌려)|(?:그래도|아직|또|이번에도|역시) 안 ?(?:돼|되네|됩니다|되어|되고)|안 ?되네요|원복"
-    r"|다시 (?:발생|나타|실패)|그대로(?:입니다|예요|네요|남아)"
-    r"|통하지 않"
-)
-_WRONG = prefiltered(
-    r"(?i)\b(?:was|is|were|are)(?:n't| not) (?:it|the (?:\w+ )?(?:cause|problem|issue|culprit|reason|bug|leak|source))\b"
-    r"|\bnot (?:actually |really )?the (?:root |real )?(?:cause|problem|culprit)\b|\bnot the whole story\b"
-    r"|\b(?:didn't|did not) hold(?: up)?\b|\bwrong (?:guess|diagnosis|theory|track|assumption|lead)\b|\bi was wrong\b"
-    r"|\b(?:my|the|that) (?:assumption|guess|theory|diagnosis|hypothesis) was (?:wrong|incorrect|off|mistaken)\b"
-    r"|\b(?:this|that|it)\s+(?:turned out to be|proved|was)\s+(?:wrong|incorrect|mistaken|a dead end)\b"
-    r"|(?:判断|猜测|推测|想法|假设|分析)(?:是)?错|推測が外れ|見立てが(?:違|間違)|予想が外れ"
-    r"|\bred herring\b|\bruled (?:it |that )?out\b|\bfalse alarm\b|\bscratch that\b|\bon second thought\b"
-    r"|\bi was mistaken\b|\bwrong again\b|\bi take (?:that|it) back\b"
-    r"|\b(?:root )?cause (?:is )?(?:still )?(?:unknown|unclear|not (?:yet )?(?:known|found|clear))\b"
-    r"|(?:^|[，。,、\s])不对|不是.{0,10}?(?:原因|问题)|猜错|搞错|判断错|想错|不是根因|原因(?:还)?(?:不明|未知|没找到|不清楚)"
-    r"|違いました|違った|違っていました|間違い(?:でした|だった)|見当違い|誤りでした|原因ではな|問題ではありません|勘違い"
-    r"|原因(?:は)?(?:まだ)?(?:特定できていません|不明|わかっていません|分かっていません)"
-    r"|원인이 아니|문제가 아니|아니었|틀렸|잘못 짚|잘못 판단|오판|착각|원인은 아직"
-)
+
+def _alternatives(table: str) -> RegexTable:
+    """A retraction table (regex alternatives in order, every language, tables.py), case-insensitive."""
+    return RegexTable(table, "(?i)")
+
+
+# A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
+_ACTION = _alternatives("distill_action")
+_PERSISTS = _alternatives("distill_persists")  # the problem persists: "still fails", "didn't help", 还是失败
+_WRONG = _alternatives("distill_wrong")  # a diagnosis was wrong: "that was not it", 不对, 違った, 원인이 아니
 # A finding that names the real cause corrects the causes claimed before it ("the real cause is X").
-_CORRECTS = prefiltered(
-    r"(?i)\bthe (?:real|actual|true) (?:root )?(?:cause|problem|issue|culprit)\b|\bactually caused by\b"
-    r"|真正的原因|真正的问题|本当の原因|真の原因|真因|진짜 원인|실제 원인"
-)
+_CORRECTS = _alternatives("distill_corrects")
 # "Still red, but now it is clippy that fails": a new problem; the earlier fix held for its own.
-_MOVED_ON = prefiltered(
-    r"(?i)\bbut now\b|\bnow it(?:'s| is)\b|\bthis time\b|\b(?:a |another )?(?:different|new) (?:error|failure|problem)\b"
-    r"|但(?:是)?现在|这次是|现在是|换成了另一个|今度は|別の(?:エラー|問題)|이번에는|이번엔|이제는|다른 (?:오류|에러|문제)"
-)
-_CONDITIONAL = re.compile(r"(?i)^(?:if|unless|in case|如果|要是|假如|もし|만약|만일)\b|^(?:如果|要是|假如|もし|만약)")
+_MOVED_ON = _alternatives("distill_moved_on")
+_CONDITIONAL = _alternatives("distill_conditional")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 
 
 # From the user, in a later request, "still" is the problem persisting ("it still runs twice", 还是执行了两遍).
-_USER_STILL = prefiltered(r"(?i)\bstill\b|^(?:还是|仍然|依然|依旧)|まだ|相変わらず|やっぱり|여전히|아직도|그래도")
+_USER_STILL = _alternatives("distill_user_still")
 
 
 @per_session
@@ -188,6 +137,15 @@ class _Reader:
     # Causes whose fix did not help: withdrawn too once a later finding names another cause.
     doubted: list[tuple[Attempt, list[_Claim]]] = field(default_factory=list)
     at: int = 0
+    evidence: Evidence = field(default_factory=Evidence)
+
+    def held(self, claim: _Claim) -> bool:
+        """The tools say this fix or result stands, now: the last check before this point passed, after the
+        claim, and nothing was edited since. "Still fails" said then is about something else."""
+        runs = [r for r in self.evidence.runs if r.check and r.failed is not None and r.at < self.at]
+        if claim.kind != ACTION or not runs or runs[-1].failed or runs[-1].at < claim.at:
+            return False
+        return not any(runs[-1].at < e.at < self.at for e in self.evidence.edits)
 
     def claim(self, claim: _Claim) -> None:
         if claim.finding:
@@ -203,10 +161,21 @@ class _Reader:
             self.doubted = []
         self.claims.append(claim)
 
-    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool) -> None:
+    def retract(self, turn: int, sentence: str, scope: str, following: str, by_user: bool, named: bool = False,
+                before: int | None = None) -> None:
+        """Withdraw the claims `sentence` takes back: those it (or the sentence after it) names, when it names
+        any (shared words, a path); else its turn's claims. With `named`, only those it names; with `before`,
+        only claims made before that position (a labelled block never withdraws its own answer)."""
+        reach = [[c for c in self.claims if c.turn == n and (before is None or c.at < before)] for n in (turn, turn - 1)]
+        said = f"{sentence} {following}"
+        # The claims it names, in its own turn and the previous one; naming none (and allowed to), its own
+        # turn's claims, else the previous turn's. Unnamed, the agent's own words never take back a fix the
+        # tools saw hold; a user's report (another machine, a later run) may.
+        windows = [_named(said, reach[0] + reach[1])]
+        if not windows[0] and not named:
+            windows = [[c for c in claims if by_user or not self.held(c)] for claims in reach]
         window, targets = [], []
-        for reach in (turn, turn - 1):  # its own turn's claims, else the previous turn's
-            window = [c for c in self.claims if c.turn == reach]
+        for window in windows:
             targets = [c for c in window if scope == ALL or c.falls_with_its_fix()]
             if targets:
                 break
@@ -257,19 +226,65 @@ def _claim_kind(sentence: str) -> str:
     return OBSERVATION
 
 
+# Hiragana bigrams are particles and endings, and so are a Korean word's last syllables (했습니다, 됐습니다):
+# content is in Han, katakana, Latin, and a Korean word's first two syllables.
+_KANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7af]{2,}")
+
+
+@per_session
+def _content(text: str) -> frozenset[str]:
+    found = {t for t in terms(text) if not (_KANA_ONLY.match(t) or _HANGUL.match(t))}
+    return frozenset(found | {w[:2] for w in _HANGUL_WORD.findall(text)})
+
+
+def _shared(sentence: str, claim: str) -> set[str]:
+    return set(_content(sentence) & _content(claim))
+
+
+def names(sentence: str, claim: str) -> bool:
+    """A withdrawal that names this claim: a path or symbol of it, or two of its distinctive words."""
+    shared = _shared(sentence, claim)
+    return any(re.search(r"[./_=()]", t) for t in shared) or len(shared) >= 2
+
+
+def _named(sentence: str, claims: list[_Claim]) -> list[_Claim]:
+    """The claims a withdrawal names, the one it names most first among equals: [] when it names none."""
+    told = [c for c in claims if names(sentence, c.text)]
+    if len(told) < 2:
+        return told
+    best = max(len(_shared(sentence, c.text)) for c in told)
+    # A claim sharing much less than the best one is only on the same subject.
+    return [c for c in told if 2 * len(_shared(sentence, c.text)) >= best]
+
+
 def _read_step(reader: _Reader, number: int, step: Entry) -> None:
     reader.at += 1
     if step.kind == "tool":
+        run = reader.evidence.run_of(step)
+        if run is not None and (run.failed is False or (run.check and not reader.evidence.is_problem(run))):
+            return  # the tools say it did not fail: a grep that found lines, a check meant to fail
         line = failing_line(step)
         if line:
             reader.errors.append((reader.at, line))
         return
     parts = sentences(step.text)
+    # In an answer with its own structure, a labelled block speaks for itself: a withdrawal in it takes
+    # back only what it names, and a "what did not work" block is no claim: its first sentence names
+    # what failed (the rest says why), and withdraws that, never the answer's own claims.
+    roles = role_by_sentence(step.text) if structured(step.text) else {}
+    naming = {sentences(b.text)[0] for b in read_blocks(step.text) if roles and b.role == FAILED and sentences(b.text)}
     for index, sentence in enumerate(parts):
+        role = roles.get(sentence)
+        if role == FAILED:
+            if sentence in naming:
+                reader.retract(number, sentence, ALL, "", by_user=False, named=True, before=reader.at)
+            continue
         scope = retraction_scope(sentence)
         if scope:
-            following = parts[index + 1] if index + 1 < len(parts) else ""
-            reader.retract(number, sentence, scope, following, by_user=False)
+            following = parts[index + 1] if index + 1 < len(parts) and not role else ""
+            reader.retract(number, sentence, scope, following, by_user=False, named=bool(roles))
         elif is_claim(sentence):
             kind = _claim_kind(sentence)
             if kind == FINDING and _CORRECTS.found(sentence):
@@ -277,9 +292,13 @@ def _read_step(reader: _Reader, number: int, step: Entry) -> None:
             reader.claim(_Claim(number, sentence, kind, reader.at))
 
 
-def find_superseded(turns: list[Turn], language: str = "en") -> Superseded:
-    """Every claim a later part of the session withdraws, grouped into failed attempts."""
-    reader = _Reader(language if language in ATTEMPT_LABELS else "en")
+def find_superseded(turns: list[Turn], language: str = "en", evidence: Evidence | None = None) -> Superseded:
+    """Every claim a later part of the session withdraws, grouped into failed attempts.
+
+    With the tools' `evidence`, words that name no claim never withdraw a fix the last check passed
+    after, and a command the tools say did not fail is no failed attempt's reason.
+    """
+    reader = _Reader(language if language in ATTEMPT_LABELS else "en", evidence=evidence or Evidence())
     for number, turn in enumerate(turns):
         for ask in turn.asked:
             for sentence in sentences(ask, lead_ins=True):

@@ -16,8 +16,11 @@ from daemon.capture.distill.base import TOOL_ALIASES, Entry
 
 FILE_KEYS = ("filePath", "path", "file")
 _READ_TOOLS = {"read", "view", "list", "ls"}
+_CHANGE_CHARS = 120  # an edit of one line whose two sides fit this is shown as the change
 _EDIT_TOOLS = {"edit", "multiedit", "patch", "apply_patch"}
 _WRITE_TOOLS = {"write", "create"}
+# Commands that only look around the working tree, alone on their line.
+_LOOKS_AROUND = re.compile(r"^(?:git (?:status|diff|log|show|branch|remote -v)(?: [^;&|]*)?|ls(?: [^;&|]*)?|pwd|tree(?: [^;&|]*)?)$")
 _READ_COMMANDS = {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "sed"}
 _SHELL_META = re.compile(r"[|;&<>`$(){}]")
 _MEMORY_PARTS = (".memory",)
@@ -138,6 +141,7 @@ class Touched:
         self.directory = directory
         self.files: dict[str, list[str]] = {}
         self.commands: list[str] = []
+        self.changes: dict[str, str] = {}  # path → its last edit, when that is one short line
 
     def touch(self, path: str, how: str) -> None:
         rel = relative(path, self.directory)
@@ -162,12 +166,26 @@ class Touched:
             if tool.status == "error":
                 how = f"{name} failed" if name not in _READ_TOOLS else "read failed"
             self.touch(path, how)
+            if how == "edited":
+                self._note_change(path, tool.input.get("oldString"), tool.input.get("newString"))
         if name == "bash" and isinstance(tool.input.get("command"), str):
             self._add_command(tool.input["command"])
         elif name in ("grep", "glob") and "pattern" in tool.input:
             self.commands.append(f"{name} `{_short(tool.input['pattern'], 120)}`")
         elif name == "task":
             self.commands.append(f"subagent: {_short(str(tool.input.get('description', '')), 120)}")
+
+    def _note_change(self, path: str, old: object, new: object) -> None:
+        """A one-line edit, short enough to read, is the change itself: `old` → `new` (the file's last one)."""
+        rel = relative(path, self.directory)
+        if rel not in self.files:
+            return
+        if isinstance(old, str) and isinstance(new, str) and "\n" not in old.strip() + new.strip():
+            old, new = old.strip(), new.strip()
+            if old and new and old != new and len(old) + len(new) <= _CHANGE_CHARS:
+                self.changes[rel] = f"`{old}` → `{new}`"
+                return
+        self.changes.pop(rel, None)  # a longer edit came after it: the short one is no longer the change
 
     def _add_command(self, command: str) -> None:
         targets = _read_only_targets(command.strip())
@@ -180,19 +198,22 @@ class Touched:
         for target in redirect_targets(command):
             if not target.startswith("/dev/"):
                 self.touch(target, "written")  # `cat > new.py <<EOF`, `echo x >> .env`
-        self.commands.append(f"`{_short(command, 160)}`")
+        if _LOOKS_AROUND.match(command.strip()):
+            return  # `git status`, `git diff --stat`, `ls`: a look around, not the session's work
+        self.commands.append(f"`{_short(command, 120)}`")
 
     def add_changed(self, paths: Iterable[str]) -> None:
         for path in paths:
             if path.strip():
                 self.touch(path.strip(), "edited")
 
-    def lines(self, max_files: int = 15, max_commands: int = 10) -> list[str]:
+    def lines(self, max_files: int = 15, max_commands: int = 8) -> list[str]:
         """Files changed first, then files only read; runs of look-alikes (`frame_0.cpp` … `frame_25.cpp`,
         one build per target) shown once with their count, so a long session's list keeps its variety."""
         changed = [(p, h) for p, h in self.files.items() if h != ["read"]]
         read = [(p, h) for p, h in self.files.items() if h == ["read"]]
-        files = [f"`{path}` ({', '.join(how)}{more})" for path, how, more in _alike([*changed, *read])]
+        files = [f"`{path}` ({', '.join(how)}{more})" + (f": {self.changes[path]}" if path in self.changes and not more else "")
+                 for path, how, more in _alike([*changed, *read])]
         commands = [f"{command} ({more.removeprefix('; ')})" if more else command
                     for command, _, more in _alike([(c, []) for c in dict.fromkeys(self.commands)])]
         return files[:max_files] + commands[:max_commands]

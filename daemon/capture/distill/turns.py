@@ -21,6 +21,7 @@ _SENTENCE_END = re.compile(
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _BOLD = re.compile(r"\*\*([^\s/*](?:[^*]*?[^\s*])?)\*\*")  # **bold**, not a glob's **/
+_BOLD_ONLY = re.compile(r"^(?:[-*+]\s+)?\*\*[^*]+\*\*\s*[:：]?$")
 _CJK_STOP = re.compile(r"[。！？]")
 _MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _TITLE = re.compile(r"^#{1,6}\s+[^.。!！?？:：]*$")
@@ -51,7 +52,7 @@ def split_turns(entries: tuple[Entry, ...] | list[Entry]) -> list[Turn]:
             if current is None or current.said or current.tools:
                 current = Turn()
                 turns.append(current)
-            current.asked.append(entry.text.strip().strip('"'))
+            current.asked.append(entry.text.strip())
             continue
         if current is None:
             current = Turn()
@@ -91,6 +92,9 @@ def blocks(text: str) -> list[str]:
             joinable = False
             continue
         if _TITLE.match(line):  # "## Summary", "## 対応内容": a heading names what follows, it states nothing
+            joinable = False
+            continue
+        if _BOLD_ONLY.match(line):  # "**원인**" on its own line names what follows, like a heading: no sentence
             joinable = False
             continue
         markup = _MARKUP.match(line)

@@ -114,7 +114,8 @@ def test_token_budget_refuses_a_call_that_would_cross_it(state_db):
 
 
 def test_the_token_budget_stops_a_real_pass(server, state_db, sleeps, work_transcript):
-    llm = llm_settings("openai", server.url + "/v1", max_output_tokens=100, daily_token_budget=2000)
+    # Two calls spend 1400; a third needs its prompt's estimate (system prompt + transcript, ~1270) + 100 out.
+    llm = llm_settings("openai", server.url + "/v1", max_output_tokens=100, daily_token_budget=2200)
     budget = Budget.from_settings(state_db, llm, clock=Clock(NOON))
     server.default = openai_reply(NOTE, usage={"total_tokens": 700})
     d = make_distiller(llm, {}, budget, sleep=sleeps)
@@ -122,7 +123,7 @@ def test_the_token_budget_stops_a_real_pass(server, state_db, sleeps, work_trans
         d.distill(work_transcript)
         d.distill(work_transcript)
         with pytest.raises(StopPass, match="token budget"):
-            d.distill(work_transcript)  # 1400 spent; the next call needs ~650 (prompt + 100 out)
+            d.distill(work_transcript)  # 1400 spent: 1400 + the third call's estimate is over 2200
     finally:
         d.close()
     assert len(server.requests) == 2

@@ -147,7 +147,7 @@ def test_a_continued_session_keeps_the_earlier_result_and_drops_the_done_follow_
 def test_files_say_what_happened_and_fold_read_only_commands(home, tmp_path):
     _, notes, _ = distil_corpus(home, tmp_path, "synthetic-en")
     files = section(notes["long-refactor"], FILES)
-    assert "`payments/gateway.py` (read, edited)" in files
+    assert "`payments/gateway.py` (read, edited): `old29` → `new29`" in files  # a one-line edit is the change itself
     assert "`payments/retry.py` (created)" in files
     assert not [line for line in files if "sed -n" in line or ".memory" in line]
     assert "`/home/dev/src/payments` (read)" not in files and "`.` (read)" not in files
@@ -161,6 +161,23 @@ def test_an_open_follow_up_stays(home, tmp_path, fixture_db, fixture_sessions):
     secrets = Path(report.notes[fixture_sessions["secrets"]["session"]]).read_text()
     # "X; never hard-code the key." is one statement: no clause cut off on its own.
     assert not [line for line in frontmatter.loads(secrets).content.splitlines() if line.startswith("- never")]
+
+
+def test_a_short_one_line_edit_shows_the_change_and_a_longer_later_edit_hides_it():
+    from daemon.capture.distill.base import Entry
+    from daemon.capture.distill.touched import Touched
+
+    def edit(path: str, old: str, new: str) -> Entry:
+        return Entry("assistant", "tool", tool="edit", input={"filePath": path, "oldString": old, "newString": new},
+                     status="completed")
+
+    touched = Touched("/w")
+    touched.add_tool(edit("/w/requirements.txt", "pydantic==1.10.13", "pydantic==2.6.4"))
+    touched.add_tool(edit("/w/a.py", "x = 1", "x = 2"))
+    touched.add_tool(edit("/w/a.py", "def f():\n    pass", "def f():\n    return 1"))
+    touched.add_tool(edit("/w/.pgpass", "[REDACTED:pgpass_password]", "[REDACTED:pgpass_password]"))
+    assert touched.lines() == ["`requirements.txt` (edited): `pydantic==1.10.13` → `pydantic==2.6.4`", "`a.py` (edited)",
+                               "`.pgpass` (edited)"]
 
 
 def test_read_only_commands_fold_into_their_files_and_patches_and_redirects_name_theirs():

@@ -1,9 +1,13 @@
-"""OpenCode's JSONC config files: read them, and set one member without losing a comment.
+"""Agents' JSON(C) settings files: read them, and edit one member or element in place.
 
 `opencode.jsonc` may hold `//` and `/* */` comments and trailing commas. `loads` parses it
 (comments and trailing commas dropped); `set_member` rewrites only the bytes of one
 member (`"mcp": {"memoryd": …}`), so everything else, comments included, stays as the
-user wrote it. Both are pure functions of the text.
+user wrote it. `append_element` adds one element at the end of an array (Codex trusts a
+hook by its place: the user's hooks keep theirs). `remove_first_member` and
+`remove_last_element` undo what `set_member` (a new member goes first) and
+`append_element` did byte for byte, so an uninstall gives back the very file the install
+found. All are pure functions of the text.
 """
 
 from __future__ import annotations
@@ -145,3 +149,77 @@ def _insert(text: str, toks: Sequence[Token], brace: int, close: int, key: str, 
 
 def _dump(value: Any, pad: str) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+
+
+def _value_at(text: str, toks: Sequence[Token], path: Sequence[str]) -> tuple[int, int]:
+    """(first, last) token index of the value at `path` (the whole text for ())."""
+    if not toks or toks[0].kind != "{":
+        raise JsoncError("the top level is not an object")
+    first, last = 0, len(toks) - 1
+    for number, key in enumerate(path):
+        if toks[first].kind != "{":
+            raise JsoncError(f"{'.'.join(path[:number]) or 'the top level'} is not an object")
+        members, _ = _object_members(text, toks, first)
+        if key not in members:
+            raise JsoncError(f"no member {'.'.join(path[: number + 1])}")
+        first, last = members[key]
+    return first, last
+
+
+def _elements(toks: Sequence[Token], first: int, last: int) -> list[tuple[int, int]]:
+    """(first, last) token index of each element of the array between tokens first and last."""
+    spans, depth, start = [], 0, first + 1
+    for k in range(first + 1, last):
+        kind = toks[k].kind
+        if kind in "{[":
+            depth += 1
+        elif kind in "}]":
+            depth -= 1
+        elif kind == "," and depth == 0:
+            if k > start:
+                spans.append((start, k - 1))
+            start = k + 1
+    if last > start:
+        spans.append((start, last - 1))
+    return spans
+
+
+def append_element(text: str, path: Sequence[str], value: Any, indent: str = "  ") -> str:
+    """`text` with `value` added as the last element of the array at `path`."""
+    toks = list(tokens(text))
+    first, last = _value_at(text, toks, path)
+    if toks[first].kind != "[":
+        raise JsoncError(f"{'.'.join(path)} is not an array")
+    pad = indent * (len(path) + 1)
+    spans = _elements(toks, first, last)
+    at = toks[spans[-1][1]].end if spans else toks[first].end
+    return text[:at] + ("," if spans else "") + f"\n{pad}{_dump(value, pad)}" + text[at:]
+
+
+def remove_last_element(text: str, path: Sequence[str]) -> str:
+    """`text` without the last element of the array at `path` (the inverse of append_element)."""
+    toks = list(tokens(text))
+    first, last = _value_at(text, toks, path)
+    spans = _elements(toks, first, last)
+    if toks[first].kind != "[" or not spans:
+        raise JsoncError(f"{'.'.join(path)} is not an array with elements")
+    start = toks[spans[-2][1]].end if len(spans) > 1 else toks[first].end
+    return text[:start] + text[toks[spans[-1][1]].end :]
+
+
+def remove_first_member(text: str, path: Sequence[str], key: str) -> str:
+    """`text` without member `key` of the object at `path`: the inverse of set_member, which
+    put it first; a member found elsewhere (the file edited since) goes with its comma."""
+    toks = list(tokens(text))
+    first, _ = _value_at(text, toks, path)
+    members, close = _object_members(text, toks, first)
+    if key not in members:
+        raise JsoncError(f"no member {'.'.join((*path, key))}")
+    order = sorted(members.values())
+    _, end = members[key]
+    if members[key] == order[0]:
+        after = end + 1 if toks[end + 1].kind == "," else end
+        return text[: toks[first].end] + text[toks[after].end :]
+    name = next(k for k in range(first, end) if toks[k].kind == "string" and toks[k + 1].kind == ":" and k + 2 == members[key][0])
+    comma = name - 1  # the comma before the member
+    return text[: toks[comma].start] + text[toks[end].end :]

@@ -1,0 +1,1 @@
+"""Codex CLI: its rollouts as a session source, its hooks and MCP entry, its injector."""
