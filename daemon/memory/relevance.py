@@ -66,6 +66,7 @@ SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's
 SHARE = 0.5  # the informative units a memory holds weigh this share of the prompt's (words no memory holds at half)
 CANDIDATES = 8  # rows taken from the index before scoring
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
+CODE_PARTS = 3  # a camelCase word of this many words is an identifier (viewModelScope), of fewer a name (GitHub)
 
 _HANGUL, _KATAKANA = ("\uac00", "\ud7af"), ("\u30a0", "\u30ff")  # the scripts that space their words: first, last
 _COMPOUND = re.compile(r"\w[._/-]+\w")
@@ -185,13 +186,15 @@ def _prompt(
     else:
         decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
+    # an identifier: written with separators (DEPLOY_ENV, r.Context), or camelCase of a few words
+    code = {t for t in terms if _COMPOUND.search(t)} | {whole for whole, *rest in groups if len(rest) >= CODE_PARTS}
     spellings = {whole: spelled_out(tuple(rest)) for whole, *rest in (groups or _groups(terms)) if whole in unheld}
     probes, own, spelled = [], set(), []
     for unit in units:
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)), is_broad(t), is_action(t))
+            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and t in code, is_broad(t), is_action(t))
             for t in unit
             if held[t]
         )  # fmt: skip
