@@ -127,6 +127,12 @@ def _groups(terms: Sequence[str]) -> list[list[str]]:
     return [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
 
 
+def _identifiers(terms: Sequence[str], groups: Sequence[Sequence[str]]) -> set[str]:
+    """The terms that are identifiers: written with separators (DEPLOY_ENV, r.Context), or
+    camelCase of CODE_PARTS words or more (viewModelScope; GitHub is a name)."""
+    return {t for t in terms if _COMPOUND.search(t)} | {whole for whole, *rest in groups if len(rest) >= CODE_PARTS}
+
+
 @dataclass(frozen=True)
 class _Prompt:
     """What scoring needs of a prompt: its units, each word's forms and weight, the words
@@ -181,20 +187,18 @@ def _prompt(
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
     unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
-    if common is None:
-        decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
-    else:
-        decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
+    # a word decides when it is not common in the session's scope (the store's verdict without one)
+    uncommon = (lambda t: not _is_common(held[t], total)) if common is None else (lambda t: common.isdisjoint(forms[t]))
+    decisive = frozenset(t for t in terms if held[t] and uncommon(t))
+    code = decisive & _identifiers(terms, groups)  # identifiers that decide
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
-    # an identifier: written with separators (DEPLOY_ENV, r.Context), or camelCase of a few words
-    code = {t for t in terms if _COMPOUND.search(t)} | {whole for whole, *rest in groups if len(rest) >= CODE_PARTS}
     spellings = {whole: spelled_out(tuple(rest)) for whole, *rest in (groups or _groups(terms)) if whole in unheld}
     probes, own, spelled = [], set(), []
     for unit in units:
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and t in code, is_broad(t), is_action(t))
+            (_probes(forms[t], df), weight[t], t in decisive, t in code, is_broad(t), is_action(t))
             for t in unit
             if held[t]
         )  # fmt: skip
