@@ -57,7 +57,7 @@ from daemon.memory.search_terms import common_forms as _common_forms, is_common 
 
 CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
-NEAR_BEST = 0.45  # and this share of the best memory's score
+NEAR_BEST = 0.45  # a shown memory scores this share of the best memory's score
 CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
@@ -368,8 +368,9 @@ def score_candidates(
 
 def _about(prompt: _Prompt, found: _Evidence) -> bool:
     """Evidence that a memory is about the prompt: a word that decides (not common in
-    this store), and a strong one or two words, one of them not broad. One word in passing is none, nor a tool's name
-    alone beside words no memory holds (a pnpm question is not about the pnpm lockfile).
+    this store), and a strong one or two words, one of them not broad. One word in
+    passing is none, nor a tool's name alone beside words no memory holds (a pnpm
+    question is not about the pnpm lockfile).
     When the prompt pastes output, a word of what the user says too, if some memory holds
     one: the paste confirms, it does not pick a memory alone (a library's frame, a word of
     an error message in passing)."""
@@ -395,8 +396,9 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
     `memory` adds nothing. An identifier's parts are not the identifier: a memory holding
-    ~/.vscode-server is not outdone by one holding "server" and another word. A session note that quotes the prompt does not push out the
-    curated memory that answered it, unless that covers far less of the prompt (CURATED_KEEP)."""
+    ~/.vscode-server is not outdone by one holding "server" and another word. A session
+    note that quotes the prompt does not push out the curated memory that answered it,
+    unless that covers far less of the prompt (CURATED_KEEP)."""
     return memory.units < other.units and memory.exact <= other.exact and _may_push_out(other, memory)
 
 
@@ -412,8 +414,8 @@ def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:
     deciding identifier anywhere) of a word of the prompt none of them is strong evidence
     of (two topics named: both; a lesser memory sharing the better one's strong word, with
     a word of a pasted log in passing in its body: not that one; ~/.vscode-server itself
-    beside "server": that one too). Ties are equals; a
-    session note does not push out a curated memory covering a fair share of what it does."""
+    beside "server": that one too). Ties are equals; a session note does not push out a
+    curated memory covering a fair share of what it does."""
     ranked = sorted(kept, key=lambda s: -s.score)
     out: list[Scored] = []
     for number, s in enumerate(ranked):
