@@ -22,8 +22,7 @@ holds the prompt's informative content. The signals, in order:
    either a strong one (a deciding word in its title, description or tags, a deciding
    identifier anywhere) or two units; a single unit must be SOLO of what the prompt says.
    An exact identifier is evidence enough; words of a pasted log confirm, the user's own
-   words decide (`prompt_terms.prose_of`). It must cover MIN_COVERAGE of the prompt's
-   weightiest words and score NEAR_BEST of the best memory.
+   words decide (`prompt_terms.prose_of`). It must score NEAR_BEST of the best memory.
 5. Ranking. A memory holding part of what a better one holds adds nothing, nor one that
    brings no strong evidence of its own; a session note never pushes out a curated
    memory that covers a fair share of it. Curated kinds (rule, lesson, gotcha, decision,
@@ -58,8 +57,7 @@ from daemon.memory.search_terms import common_forms as _common_forms, is_common 
 
 CURATED_KINDS = frozenset({"rule", "lesson", "gotcha", "decision", "fact"})
 CURATED_LIFT = 1.3  # a curated memory's score counts this much more than a session note's
-MIN_COVERAGE = 0.3  # share of the prompt's content (by IDF) a shown memory must hold
-NEAR_BEST = 0.45  # and this share of the best memory's score
+NEAR_BEST = 0.45  # a shown memory scores this share of the best memory's score
 CURATED_KEEP = 0.6  # a session note holding more words pushes out a curated memory covering less than this share of it
 CURATED_NEAR = 0.5  # a curated memory within this share of the best goes before session notes
 BODY_ONLY = 0.5  # a word found only in the body counts half
@@ -68,6 +66,7 @@ SOLO = 2 / 3  # one informative unit alone must weigh this share of the prompt's
 SHARE = 0.5  # the informative units a memory holds weigh this share of the prompt's (words no memory holds at half)
 CANDIDATES = 8  # rows taken from the index before scoring
 COVER_TERMS = 4  # a memory covers the prompt's this many weightiest words, not a long prompt's chat
+CODE_PARTS = 3  # a camelCase word of this many words is an identifier (viewModelScope), of fewer a name (GitHub)
 
 _HANGUL, _KATAKANA = ("\uac00", "\ud7af"), ("\u30a0", "\u30ff")  # the scripts that space their words: first, last
 _COMPOUND = re.compile(r"\w[._/-]+\w")
@@ -83,6 +82,7 @@ class Scored:
     coverage: float
     units: frozenset[int] = frozenset()  # which of the prompt's units it holds
     titled: frozenset[int] = frozenset()  # those it is strong evidence of (see _evidence)
+    exact: frozenset[int] = frozenset()  # those whose identifier itself it holds, not only its parts
 
     @property
     def curated(self) -> bool:
@@ -125,6 +125,12 @@ def _surface(term: str) -> str:
 def _groups(terms: Sequence[str]) -> list[list[str]]:
     """The word groups of the terms' compounds, without the prompt (camelCase is not one)."""
     return [tokenize.tokens(t) for t in terms if _COMPOUND.search(t)]
+
+
+def _identifiers(terms: Sequence[str], groups: Sequence[Sequence[str]]) -> set[str]:
+    """The terms that are identifiers: written with separators (DEPLOY_ENV, r.Context), or
+    camelCase of CODE_PARTS words or more (viewModelScope; GitHub is a name)."""
+    return {t for t in terms if _COMPOUND.search(t)} | {whole for whole, *rest in groups if len(rest) >= CODE_PARTS}
 
 
 @dataclass(frozen=True)
@@ -181,10 +187,10 @@ def _prompt(
     # The weightiest few units: a long prompt's chat around one question does not
     # dilute it, a short prompt about something not stored still covers little.
     unit_weights = sorted((max(weight[t] for t in u if t in counted) for u in units if counted.intersection(u)), reverse=True)
-    if common is None:
-        decisive = frozenset(t for t in terms if held[t] and not _is_common(held[t], total))
-    else:
-        decisive = frozenset(t for t in terms if held[t] and common.isdisjoint(forms[t]))
+    # a word decides when it is not common in the session's scope (the store's verdict without one)
+    uncommon = (lambda t: not _is_common(held[t], total)) if common is None else (lambda t: common.isdisjoint(forms[t]))
+    decisive = frozenset(t for t in terms if held[t] and uncommon(t))
+    code = decisive & _identifiers(terms, groups)  # identifiers that decide
     unheld = frozenset(u[0] for u in units if len(u) > 1 and not held[u[0]])
     spellings = {whole: spelled_out(tuple(rest)) for whole, *rest in (groups or _groups(terms)) if whole in unheld}
     probes, own, spelled = [], set(), []
@@ -192,7 +198,7 @@ def _prompt(
         # customer in a memory is not customer_id, which no memory holds: half of it
         share = BODY_ONLY if unit[0] in unheld else 1.0
         members = tuple(
-            (_probes(forms[t], df), weight[t], t in decisive, t in decisive and bool(_COMPOUND.search(t)), is_broad(t), is_action(t))
+            (_probes(forms[t], df), weight[t], t in decisive, t in code, is_broad(t), is_action(t))
             for t in unit
             if held[t]
         )  # fmt: skip
@@ -273,7 +279,6 @@ class _Evidence(NamedTuple):
     matched: frozenset[int]  # the units it holds
     titled: frozenset[int]  # the units it is strong evidence of
     strong: bool  # strong evidence of a word that is not broad
-    broad: bool  # a broad deciding word in the title, description or tags
     decides: bool  # a deciding word anywhere
     specific: bool  # a word that is not broad anywhere
     evidence: int  # units held, but an action in the body only (a word in passing)
@@ -290,8 +295,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
     matched: set[int] = set()
     titled: set[int] = set()
     counted = 0  # units held by more than an action in passing
-    strong = broad_head = decides = specific = False
-    broad_titled = 0  # units of broad deciding words (no actions) in the title, description or tags
+    strong = decides = specific = False
     full = False
     exact: set[int] = set()
     for number, (share, members) in enumerate(prompt.probes):
@@ -306,16 +310,13 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
                 strong = True
                 titled.add(number)
         top = best = 0.0
-        real = top_seen = False
+        real = False
         for probes, weight, decisive, identifier, broad, action in members:
             if identifier and (_in(probes, head) or _in(probes, body)):
                 exact.add(number)
             if _in(probes, head):
                 top, best = max(top, weight), max(best, weight)
                 strong = strong or (decisive and not broad)
-                broad_head = broad_head or (decisive and broad)
-                broad_titled += decisive and broad and not action and not top_seen
-                top_seen = top_seen or (decisive and broad and not action)
                 if decisive and share == 1.0:  # not a part of an identifier no memory holds
                     titled.add(number)
             elif _in(probes, body):
@@ -336,9 +337,7 @@ def _evidence(prompt: _Prompt, head: str, body: str) -> _Evidence:
             matched.add(number)
             counted += real
             full = full or share == 1.0
-    # two broad words in a title are a topic (SSH agent forwarding breaks inside tmux)
-    strong = strong or broad_titled >= 2
-    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, broad_head, decides, specific, counted, full, frozenset(exact))
+    return _Evidence(score, covered, frozenset(matched), frozenset(titled), strong, decides, specific, counted, full, frozenset(exact))
 
 
 def score_candidates(
@@ -358,26 +357,20 @@ def score_candidates(
     own words when it pastes output (`prose_terms`)."""
     prompt = _prompt(terms, total, df, groups, forms, common, said)
     found_all = [(hit, _evidence(prompt, "".join(streams[:3]), streams[3])) for hit in hits if (streams := fields.get(str(hit.memory.path)))]
-    # The weightiest unit some memory names in its title, description or tags: a memory
-    # holding one lesser word of the prompt is not about it (tmux copy mode is not the
-    # sqlx offline mode, when a tmux memory is there).
-    named = max((prompt.unit_weight[u] for _, found in found_all for u in found.titled), default=0.0)
     scored = []
     for hit, found in found_all:
-        if len(found.matched) == 1 and prompt.unit_weight[min(found.matched)] < named * (1 - 1e-9):
-            continue
         if _about(prompt, found):
             lift = CURATED_LIFT if hit.memory.kind.casefold() in CURATED_KINDS else 1.0
             coverage = min(1.0, found.covered / prompt.whole)
-            scored.append(Scored(hit, found.score * lift, coverage, found.matched, found.titled))
+            scored.append(Scored(hit, found.score * lift, coverage, found.matched, found.titled, found.exact))
     return scored
 
 
 def _about(prompt: _Prompt, found: _Evidence) -> bool:
     """Evidence that a memory is about the prompt: a word that decides (not common in
-    this store), and a strong one or two words, one of them not broad; or all the prompt
-    says (a one-word prompt naming a tool). One word in passing is none, nor a tool's name
-    alone beside words no memory holds (a pnpm question is not about the pnpm lockfile).
+    this store), and a strong one or two words, one of them not broad. One word in
+    passing is none, nor a tool's name alone beside words no memory holds (a pnpm
+    question is not about the pnpm lockfile).
     When the prompt pastes output, a word of what the user says too, if some memory holds
     one: the paste confirms, it does not pick a memory alone (a library's frame, a word of
     an error message in passing)."""
@@ -397,16 +390,16 @@ def _about(prompt: _Prompt, found: _Evidence) -> bool:
     weight = sum(prompt.unit_weight[u] for u in held)
     if found.exact.isdisjoint(held) and weight < (SOLO * prompt.info if len(held) == 1 else SHARE * prompt.held_info):
         return False
-    if found.strong or (found.evidence >= 2 and found.specific):
-        return True
-    return found.broad and found.covered >= prompt.whole * (1 - 1e-9)
+    return found.strong or (found.evidence >= 2 and found.specific)
 
 
 def _outdone(memory: Scored, other: Scored) -> bool:
     """True when `other` holds all of the prompt's words `memory` holds and more: then
-    `memory` adds nothing. A session note that quotes the prompt does not push out the
-    curated memory that answered it, unless that covers far less of the prompt (CURATED_KEEP)."""
-    return memory.units < other.units and _may_push_out(other, memory)
+    `memory` adds nothing. An identifier's parts are not the identifier: a memory holding
+    ~/.vscode-server is not outdone by one holding "server" and another word. A session
+    note that quotes the prompt does not push out the curated memory that answered it,
+    unless that covers far less of the prompt (CURATED_KEEP)."""
+    return memory.units < other.units and memory.exact <= other.exact and _may_push_out(other, memory)
 
 
 def _may_push_out(other: Scored, memory: Scored) -> bool:
@@ -420,24 +413,25 @@ def _own_evidence(kept: Sequence[Scored]) -> list[Scored]:
     ones must be strong evidence (a deciding word in its title, description or tags, a
     deciding identifier anywhere) of a word of the prompt none of them is strong evidence
     of (two topics named: both; a lesser memory sharing the better one's strong word, with
-    a word of a pasted log in passing in its body: not that one). Ties are equals; a
-    session note does not push out a curated memory covering a fair share of what it does."""
+    a word of a pasted log in passing in its body: not that one; ~/.vscode-server itself
+    beside "server": that one too). Ties are equals; a session note does not push out a
+    curated memory covering a fair share of what it does."""
     ranked = sorted(kept, key=lambda s: -s.score)
     out: list[Scored] = []
     for number, s in enumerate(ranked):
-        better = {u for o in ranked[:number] if o.score > s.score and _may_push_out(o, s) for u in o.titled}
+        # a part of an identifier is not strong evidence of it beside a memory holding it whole
+        better = {u for o in ranked[:number] if o.score > s.score and _may_push_out(o, s) for u in o.titled if u in o.exact or u not in s.exact}
         if not better or s.titled - better:
             out.append(s)
     return out
 
 
 def above_floor(scored: Sequence[Scored], k: int) -> list[Scored]:
-    """The candidates over the floor, best first (ties: newest, then path), at most `k`."""
-    passing = [s for s in scored if s.coverage >= MIN_COVERAGE]
-    if not passing:
+    """The candidates near the best, best first (ties: newest, then path), at most `k`."""
+    if not scored:
         return []
-    best = max(s.score for s in passing)
-    kept = _own_evidence([s for s in passing if s.score >= NEAR_BEST * best and not any(_outdone(s, o) for o in passing)])
+    best = max(s.score for s in scored)
+    kept = _own_evidence([s for s in scored if s.score >= NEAR_BEST * best and not any(_outdone(s, o) for o in scored)])
     # A session note that quotes the prompt scores high on its words alone; the curated
     # memory that answered it goes first while its score is of the same order.
     kept.sort(

@@ -57,6 +57,33 @@ def test_an_exact_identifier_beats_its_fragments(index: SearchIndex, project_roo
     assert shown(index, roots, "NEXT_PUBLIC_API_URL is undefined in the browser") == ("env",)
 
 
+def test_a_memory_holding_the_identifier_is_not_pushed_out_by_one_holding_a_part_of_it(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    # "server" (a part of ~/.vscode-server) and "cluster" are in the second memory: more
+    # of the prompt's units, but not the identifier the first one names
+    _put(project_root, "vscode", "lesson", "~/.vscode-server eats the disk quota", "Move it to scratch and link it back.")
+    _put(project_root, "utc", "fact", "Servers and logs are in UTC", "Every node of the cluster logs in UTC, not local time.")
+    index.sync_root(project_root)
+    roots = [project_root, global_root]
+    assert "vscode" in shown(index, roots, "my home on the cluster is full and ~/.vscode-server alone is 12 GB")
+
+
+def test_a_camel_case_identifier_of_several_words_is_evidence_enough(
+    index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot
+) -> None:
+    # "why use viewModelScope": the identifier is the prompt's one held unit, outweighed by
+    # the words around it no memory holds; held exactly, it decides as DEPLOY_ENV does
+    _put(project_root, "scope", "lesson", "뷰모델에서는 viewModelScope로 코루틴을 실행한다",
+         "GlobalScope로 실행한 코루틴이 화면을 나간 뒤에도 계속 돌았다.")  # fmt: skip
+    _put(project_root, "gh", "fact", "The repository lives on GitHub", "Pull requests need one review.")
+    index.sync_root(project_root)
+    roots = [project_root, global_root]
+    assert shown(index, roots, "viewModelScope 쓰는 이유") == ("scope",)
+    # a name of two words (GitHub) is a product's, not an identifier: one word in passing
+    assert shown(index, roots, "rename the default branch on GitHub and locally") == ()
+
+
 def test_a_typo_is_read_as_the_word_the_index_holds(index: SearchIndex, project_root: MemoryRoot, global_root: MemoryRoot) -> None:
     _put(project_root, "hydration", "gotcha", "React hydration mismatch from Date.now() in render", "Render the time in an effect.")
     _put(project_root, "other", "fact", "Nightly jobs", "The queue of the nightly jobs runs at two.")

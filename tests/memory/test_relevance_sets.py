@@ -12,7 +12,7 @@ import pytest
 
 from bench.bench_relevance import DATA, BadSet, Tally, load, run_world, worlds_in
 
-FLOORS = {"precision": 0.92, "recall": 0.91, "cjk precision": 0.90, "cjk recall": 0.90, "nothing relevant with a section": 0.09}
+FLOORS = {"precision": 0.92, "recall": 0.92, "cjk precision": 0.92, "cjk recall": 0.93, "nothing relevant with a section": 0.09}
 
 
 @pytest.fixture(scope="module")
