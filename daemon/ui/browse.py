@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from daemon.source import AGENT_LABELS, AGENT_TAG, agent_of_tags
+
 PAGE_SIZE = 50
 MAX_PAGE = 2000  # of the record of given blocks (a small file): page numbers there
 SESSION_KIND = "session"
@@ -51,6 +53,11 @@ class Row:
     @property
     def day(self) -> str:
         return self.when.strftime("%Y-%m-%d")
+
+    @property
+    def agent(self) -> str:
+        """The agent whose session this note is ("OpenCode", "Claude Code"…), "" for none."""
+        return AGENT_LABELS.get(agent_of_tags(self.tags), "")
 
 
 @dataclass(frozen=True)
@@ -192,9 +199,13 @@ class Browser:
         kept = [r for r in rows if (not category or r.category == category) and (project is None or r.project == project)]
         return sorted(kept, key=lambda r: (-r.sort_ts, r.rowid))[:HARD_RULES_SHOWN]
 
-    def sessions(self, now: datetime, *, project: str | None = None, after: str = "") -> Page:
-        """Session notes (kind session), newest first (the timeline groups them by day)."""
-        return self._walk(now, SESSION_RANKS, project, "", [], after)
+    def sessions(self, now: datetime, *, project: str | None = None, agent: str = "", after: str = "") -> Page:
+        """Session notes (kind session), newest first (the timeline groups them by day); of one
+        agent's sessions when `agent` names one (the note's `agent-<agent>` tag)."""
+        if agent not in AGENT_LABELS:
+            return self._walk(now, SESSION_RANKS, project, "", [], after)
+        # tags is the note's JSON list: the quoted tag matches that tag alone, never a longer one.
+        return self._walk(now, SESSION_RANKS, project, " AND instr(tags, ?) > 0", [f'"{AGENT_TAG}{agent}"'], after)
 
     def categories(self) -> list[tuple[str, int]]:
         """(category, memories) over every tree, from the index's kept counts."""

@@ -52,12 +52,22 @@ def _days(rows: list[Row]) -> list[tuple[str, list[Row]]]:
 
 
 async def sessions(viewer: Viewer, request: Request) -> Response:
-    """The sessions' notes, newest first, by day (and project, when one is chosen)."""
+    """The sessions' notes, newest first, by day (and project and agent, when chosen)."""
     viewer.refresh()
+    from daemon.source import AGENT_LABELS
+
     project = _project(request)
-    page = viewer.browser.sessions(viewer.clock(), project=project, after=request.query_params.get("after", "")[:64])
+    agent = request.query_params.get("agent", "")[:32]
+    page = viewer.browser.sessions(viewer.clock(), project=project, agent=agent, after=request.query_params.get("after", "")[:64])
     return viewer.page(
-        request, "sessions.html", page=page, days=_days(page.rows), project=project, projects=viewer.browser.projects()
+        request,
+        "sessions.html",
+        page=page,
+        days=_days(page.rows),
+        project=project,
+        projects=viewer.browser.projects(),
+        agent=agent if agent in AGENT_LABELS else "",
+        agents=AGENT_LABELS,
     )
 
 

@@ -228,3 +228,19 @@ def test_a_fresh_install_with_no_index_yet_reads_empty(home, first: str) -> None
         assert "Traceback" not in answer.text
     finally:
         running.close()
+
+
+def test_sessions_filter_by_the_agent_that_wrote_them(served, world: World) -> None:  # noqa: ANN001
+    with open_workspace(world.config, world.project, explicit_project=True) as ws:
+        for agent, title in (("claude", "Claude fixed the cache key"), ("codex", "Codex renamed the CLI flag")):
+            remember(ws, kind="session", title=title, tags=["session", f"agent-{agent}"], body="## Outcome / Current State\n- done")
+    client = logged_in(served)
+    every = client.get("/sessions").text
+    assert "Claude fixed the cache key" in every and "Codex renamed the CLI flag" in every and "flaky login" in every
+    claude = client.get("/sessions", params={"agent": "claude"}).text
+    assert "Claude fixed the cache key" in claude and "· Claude Code" in claude
+    assert "Codex renamed the CLI flag" not in claude and "flaky login" not in claude
+    codex = client.get("/sessions", params={"agent": "codex"}).text
+    assert "Codex renamed the CLI flag" in codex and "Claude fixed the cache key" not in codex
+    # An agent nobody knows filters nothing out (it is not a tag memoryd writes).
+    assert "Claude fixed the cache key" in client.get("/sessions", params={"agent": "nobody"}).text
