@@ -179,8 +179,12 @@ def remember(
     scope: Literal["project", "global"] = "project",
     hard_rule: bool = False,
     project: str | None = None,
+    exact_tags: bool = False,
 ) -> RememberResult:
     """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place.
+
+    An update keeps the memory's tags when none are given, unless `exact_tags` (an editor
+    that shows every field: its tags are the memory's tags, none included).
 
     Raises SecretRefused (nothing written) when any field looks like a credential, and
     InvalidInput for unusable arguments. The file is parsed once (to check it reads back)
@@ -188,6 +192,8 @@ def remember(
     """
     now = ws.clock()
     draft = _draft(now, kind, title, body, tags, expires, description)
+    if exact_tags:
+        draft.changes.setdefault("tags", [])
     if hard_rule:
         draft.changes["hard_rule"] = True  # listed in ROOT.md and given to every session
     if project:

@@ -76,6 +76,7 @@ def _remember(viewer: Viewer, detail: MemoryDetail, *, body: str, description: s
         description=description.strip() or None,
         scope="project" if m.scope == "project" else "global",
         hard_rule=hard_rule,
+        exact_tags=True,  # the form shows every tag: emptying the field removes them
     )
 
 

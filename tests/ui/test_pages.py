@@ -244,3 +244,19 @@ def test_sessions_filter_by_the_agent_that_wrote_them(served, world: World) -> N
     assert "Codex renamed the CLI flag" in codex and "Claude fixed the cache key" not in codex
     # An agent nobody knows filters nothing out (it is not a tag memoryd writes).
     assert "Claude fixed the cache key" in client.get("/sessions", params={"agent": "nobody"}).text
+
+
+def test_emptying_the_tags_field_removes_the_tags(served, world: World) -> None:  # noqa: ANN001
+    client = logged_in(served)
+    mid, path = world.ids["wal"], world.file_of("wal")
+    assert "sqlite" in path.read_text()
+    form = client.get(f"/memories/{mid}/edit").text
+    body = re.search(r"<textarea[^>]*>(.*?)</textarea>", form, re.S).group(1)
+    answer = client.post(
+        f"/memories/{mid}/edit",
+        data={"csrf": csrf_of(client, f"/memories/{mid}/edit"), "description": "", "tags": "", "body": body},
+    )
+    assert answer.status_code == 303
+    text = path.read_text()
+    assert "sqlite" not in text and "Never VACUUM live." in text
+    assert "sqlite" not in client.get(f"/memories/{mid}").text
