@@ -13,7 +13,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from daemon.scrub.shape import looks_random
+from daemon.scrub.shape import PUBLIC_PREFIXES, looks_random
 
 Span = tuple[int, int, str]
 
@@ -38,14 +38,6 @@ _ARN_BEFORE = re.compile(r"arn:aws[\w\-]*:[^\s\"']*[:/]$")
 _ID_NAME_BEFORE = re.compile(
     r"(?:(?<![Ss]ession)(?<![Ss]ecret)(?<=[A-Za-z0-9])(?:Id|ID|Ids|IDs)|(?<![Ss]ession)(?<!SESSION)(?<![Ss]ecret)(?<!SECRET)[_\-.](?:id|ids|ID|IDs))"
     r"[\"']?(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\]., |]*?)?[ \t]*[:=][ \t]*[\"']?[ \t]*$"
-)
-# Random-looking but public: SSH public key blobs, publishable keys, digests named by prefix,
-# and the ids of sessions, messages, parts and calls (OpenCode, model APIs, Stripe objects).
-_PUBLIC_PREFIXES = (
-    "AAAA", "sha", "SHA", "pk_live_", "pk_test_", "pk.eyJ", "npub1", "age1",
-    "ses_", "msg_", "prt_", "prj_", "per_", "que_", "tool_", "call_", "toolu_", "srvtoolu_", "req_", "chatcmpl-",
-    "resp_", "run_", "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-", "proj_", "user-", "evt_",
-    "cus_", "pi_", "ch_", "in_", "sub_", "price_", "prod_", "acct_", "pm_", "seti_", "src_", "txn_", "po_", "tr_",
 )
 # Base64 of a file's magic bytes: gzip, zip, PNG, JPEG, GIF, PDF, bzip2, xz, zstd, WebAssembly.
 _DATA_PREFIXES = ("H4sI", "UEsDB", "iVBORw0KGgo", "/9j/", "R0lGOD", "JVBERi0", "QlpoO", "/Td6WFo", "KLUv/", "AGFzbQ")
@@ -160,7 +152,7 @@ def find_tokens(text: str, runs: list[tuple[int, int]]) -> Iterator[Span]:
         if not _DIGIT.search(core) or core.isdigit():  # most long runs in code: names, no digit
             continue
         # Cheapest first: a prefix, the shape, then the words before it.
-        if core.startswith(_PUBLIC_PREFIXES):
+        if core.startswith(PUBLIC_PREFIXES):
             continue
         if _PREFIXED_HEX.fullmatch(core):  # `zrb_live_<hex>`: hex behind a secret's prefix
             yield start, end, "high_entropy"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from daemon import lexicon
 from daemon.scrub.scan import anchored, find_anchored
-from daemon.scrub.shape import PLACEHOLDER_WORDS, classes, is_code, is_hex, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
+from daemon.scrub.shape import PLACEHOLDER_WORDS, PUBLIC_PREFIXES, classes, is_code, is_hex, is_path, is_placeholder, is_reference, literal_secret, looks_generated, looks_random, password_like, trie_regex
 
 Span = tuple[int, int, str]
 
@@ -116,8 +116,11 @@ def judge_value(value: str, need: str, quoted: bool, spaced: bool, name: str = "
         return False
     if need == "random":
         return looks_generated(value, 16, allow_hex=True, words=0.75, floor=0.75)
-    if need == "session":  # (a UUID or hex is a session's id as a log names it, not a cookie)
-        return not is_hex(value.replace("-", "")) and looks_generated(value, 16, allow_hex=False, words=0.75, floor=0.75)
+    if need == "session":  # (a UUID or hex is a session's id as a log names it, not a cookie;
+        # `ses_…` an agent's session id, as memoryd's own notes name their session)
+        if value.startswith(PUBLIC_PREFIXES) or is_hex(value.replace("-", "")):
+            return False
+        return looks_generated(value, 16, allow_hex=False, words=0.75, floor=0.75)
     # A quoted literal of 128 bits or more in hex is a key too (`key = "9f8a…"`); bare hex
     # after a weak name is more often a digest, a signature or an id (CACHEDIR.TAG's).
     return looks_random(value, 20, allow_hex=quoted and len(value) >= 32 and is_hex(value.replace("-", "")))

@@ -175,6 +175,15 @@ def is_label(value: str) -> bool:
 _VENDOR_PREFIX = re.compile(r"^[A-Za-z]{1,10}(?:[_\-][A-Za-z]{2,8}){0,2}[_\-]")
 
 
+# Random-looking but public: SSH public key blobs, publishable keys, digests named by prefix,
+# and the ids of sessions, messages, parts and calls (OpenCode, model APIs, Stripe objects).
+PUBLIC_PREFIXES = (
+    "AAAA", "sha", "SHA", "pk_live_", "pk_test_", "pk.eyJ", "npub1", "age1",
+    "ses_", "msg_", "prt_", "prj_", "per_", "que_", "tool_", "call_", "toolu_", "srvtoolu_", "req_", "chatcmpl-",
+    "resp_", "run_", "thread_", "asst_", "file-", "file_", "batch_", "ftjob-", "org-", "proj_", "user-", "evt_",
+    "cus_", "pi_", "ch_", "in_", "sub_", "price_", "prod_", "acct_", "pm_", "seti_", "src_", "txn_", "po_", "tr_",
+)
+
 def looks_generated(value: str, min_len: int = 16, allow_hex: bool = True, words: float = 0.75, floor: float = 0.82) -> bool:
     """looks_random(), or a vendor's prefix before a body that looks random by itself (the
     prefix's letters would count as words, and its case can differ from the body's)."""
