@@ -109,13 +109,15 @@ class Jobs:
         if replaced and self._capture is not None:
             self._replaced.clear()
             self._close_capture()
-            back = went_back(self._opened_identity, now)
-            if back and now is not None and self._opened_identity and now.inode == self._opened_identity.inode:
+            self.log.debug("source.reopened", db=str(self.paths.opencode_db))
+        if self._capture is None:
+            # Checked on every reopen, also after a failed one: a copy caught half written
+            # fails to open first, and the older file it ends as must still be compared whole.
+            back = went_back(self._opened_identity, now) if self._opened_identity else None
+            if back and now is not None and now.inode == self._opened_identity.inode and not self._full_next:
                 self._full_next = True  # rows it holds may be older than what a pass looks at
                 self.log.info("source.replaced", db=str(self.paths.opencode_db), reason=back,
                               hint="comparing every session once")
-            self.log.debug("source.reopened", db=str(self.paths.opencode_db))
-        if self._capture is None:
             try:
                 self._capture = open_capturer(self.config, self.clock, fence=self.fence, own_writes=self.own_writes)
             except (SourceError, ConfigError) as exc:
