@@ -115,6 +115,21 @@ def notes(project: Path) -> dict[str, tuple[Path, dict]]:
     return out
 
 
+def _block_now(project: Path, prompt: str) -> str:
+    """The block a new session in `project` opened with `prompt` would get now (`memoryd context`)."""
+    shown = subprocess.run([sys.executable, "-m", "daemon", "context", "--dir", str(project), "--prompt", prompt], env=os.environ,
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    return shown.stdout
+
+
+def _lesson_id(project: Path, text: str) -> str:
+    """The id of the lesson memory the session's note gave `text` to ("" while there is none)."""
+    for path in (project / ".memory").rglob("lesson/*.md"):
+        if path.name != "index.md" and text in (body := path.read_text()):
+            return str(split_document(body).fields.get("id", ""))
+    return ""
+
+
 def _sent(log: Path, needle: str) -> bool:
     """Some request to the model carried `needle` (in a system, developer or user turn)."""
     return log.exists() and any(needle in line for line in log.read_text().splitlines())
@@ -172,19 +187,24 @@ def test_one_memory_across_claude_code_and_codex(home, daemon, notify, model, tm
     first = claude(home, project, port, "The CI build fails after npm install, what happened?")
     claude_id = first["session_id"]
     wait_for(lambda: claude_id in notes(project), timeout=30, what="the Claude Code session's note")
-    wait_for(lambda: any(CLAUDE_LESSON in p.read_text() for p in (project / ".memory").rglob("lesson/*.md")), what="its lesson")
+    wait_for(lambda: _lesson_id(project, CLAUDE_LESSON), what="its lesson")
+    claude_lesson = f"id {_lesson_id(project, CLAUDE_LESSON)})"  # as the block's inventory names it
     assert notes(project)[claude_id][1]["agent"] == "claude"
+    # The daemon indexes the lesson a debounce after it is written: the next session starts after that.
+    wait_for(lambda: claude_lesson in _block_now(project, "Make CI faster"), timeout=30, what="the lesson in the block")
 
     codex_id = codex(home, project, "Make CI faster")
-    assert _sent(log, CLAUDE_LESSON) and _sent(log, "mcp__memoryd")  # Claude's lesson in Codex's block
+    assert _sent(log, claude_lesson) and _sent(log, "mcp__memoryd")  # Claude's lesson in Codex's block
     wait_for(lambda: codex_id in notes(project), timeout=30, what="the Codex session's note")
-    wait_for(lambda: any(CODEX_LESSON in p.read_text() for p in (project / ".memory").rglob("lesson/*.md")), what="its lesson")
+    wait_for(lambda: _lesson_id(project, CODEX_LESSON), what="its lesson")
+    codex_lesson = f"id {_lesson_id(project, CODEX_LESSON)})"
+    wait_for(lambda: codex_lesson in _block_now(project, "Which cache key do we use?"), timeout=30, what="the lesson in the block")
     assert notes(project)[codex_id][1]["agent"] == "codex"
 
     assert not _sent(log, "Stripe webhooks")
     log.write_text("")
     claude(home, project, port, "Which cache key do we use?")
-    assert _sent(log, CODEX_LESSON)  # Codex's lesson in the next Claude Code session's block
+    assert _sent(log, codex_lesson)  # Codex's lesson in the next Claude Code session's block
 
     # Resumed sessions rewrite their one note.
     note, _ = notes(project)[claude_id]
