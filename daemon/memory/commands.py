@@ -105,6 +105,7 @@ def _draft(
     tags: Sequence[str],
     expires: str | None,
     description: str | None,
+    exact_tags: bool = False,
 ) -> _Draft:
     """Check remember's arguments; raise SecretRefused or InvalidInput before anything is written."""
     title = one_line(title)
@@ -134,7 +135,7 @@ def _draft(
     if len(summary) > MAX_DESCRIPTION:
         raise InvalidInput(f"the description has {len(summary)} characters; keep it under {MAX_DESCRIPTION}")
     changes: dict[str, object] = {"title": title, "description": summary, "kind": kind, "updated": now}
-    if tag_values:
+    if tag_values or exact_tags:
         changes["tags"] = list(tag_values)
     if expires:
         changes["expires"] = parse_expiry(expires, now)
@@ -181,19 +182,12 @@ def remember(
     project: str | None = None,
     exact_tags: bool = False,
 ) -> RememberResult:
-    """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place.
-
-    An update keeps the memory's tags when none are given, unless `exact_tags` (an editor
-    that shows every field: its tags are the memory's tags, none included).
-
-    Raises SecretRefused (nothing written) when any field looks like a credential, and
-    InvalidInput for unusable arguments. The file is parsed once (to check it reads back)
-    and indexed from that parse.
-    """
+    """Save a memory as `<root>/<kind>/<slug>.md`; the same scope and title updates it in place,
+    keeping its tags unless given (or `exact_tags`: an editor's tags, none included). Raises
+    SecretRefused (nothing written) for a field that looks like a credential, InvalidInput for
+    unusable arguments; the file is parsed once, to check it reads back, and indexed from that."""
     now = ws.clock()
-    draft = _draft(now, kind, title, body, tags, expires, description)
-    if exact_tags:
-        draft.changes.setdefault("tags", [])
+    draft = _draft(now, kind, title, body, tags, expires, description, exact_tags)
     if hard_rule:
         draft.changes["hard_rule"] = True  # listed in ROOT.md and given to every session
     if project:
