@@ -37,13 +37,15 @@ async def overview(viewer: Viewer, request: Request) -> Response:
 
 def agent_rows(status: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(agent, lines) for each agent `memoryd status` reports: OpenCode, and whatever
-    others its `agents` part holds (one row of plain fields each)."""
+    others its `agents` part holds (one row of plain fields each), by the agent's name."""
+    from daemon.source import AGENT_LABELS
+
     rows = [("OpenCode", list(status["opencode"]["lines"]))]
     for name, row in (status.get("agents") or {}).items():
         fields = row.items() if isinstance(row, dict) else []
         lines = [f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}" for key, value in fields
                  if isinstance(value, (str, int, float, bool, list)) and value not in ("", None, [])]  # fmt: skip
-        rows.append((str(row.get("label", name)) if isinstance(row, dict) else str(name), lines))
+        rows.append((AGENT_LABELS.get(str(name), str(name)), lines))
     return rows
 
 

@@ -260,3 +260,9 @@ def test_emptying_the_tags_field_removes_the_tags(served, world: World) -> None:
     text = path.read_text()
     assert "sqlite" not in text and "Never VACUUM live." in text
     assert "sqlite" not in client.get(f"/memories/{mid}").text
+
+
+def test_the_overview_has_a_row_for_every_agent(served, world: World) -> None:  # noqa: ANN001
+    page = logged_in(served).get("/").text
+    agents = page[page.index('id="h-agents"') :]
+    assert "OpenCode" in agents and "Claude Code" in agents and "Codex" in agents
