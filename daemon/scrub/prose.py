@@ -44,8 +44,23 @@ _BEFORE_NAME = re.compile(r"(?:^|(?<=[\s\"'`(]))[\"'`]?(?P<val>[^\s\"'`]{6,64}?)
 _GROUPS = re.compile(r"(?P<g>[A-Za-z0-9]{4})(?:[ \-][A-Za-z0-9]{4}){3,}(?![A-Za-z0-9])")
 _SECOND = re.compile(r"[ \t]*/[ \t]*[\"'`]?(?P<val>[^\s\"'`/]{4,})")
 _USER_PAIR = re.compile(r"[A-Za-z][\w.\-]{0,31}:(?P<pw>[^\s:]{6,})")
-_CJK_PARTICLES = "了是为為成到的：:"
-_BEFORE_CJK_NAME = re.compile(r"(?:^|(?<=[^\x21-\x7e]))(?P<val>[\x21-\x7e]{6,64}?)[ \t]*(?:が|は|を|是|为|為|就是|는|은|이|가)[^\x00-\x7f\s]{0,4}$", re.M)
+
+
+def _particles(role: str) -> list[str]:
+    """The particles of one role in `all/secret_particles.tsv`, longest first."""
+    found = {row[0] for _, row in lexicon.every("secret_particles") if len(row) > 1 and row[1] == role}
+    return sorted(found, key=lambda p: (-len(p), p))
+
+
+# Stripped from a value's start (a particle, or a full-width or plain colon).
+_CJK_PARTICLES = "".join(_particles("lead")) + "\uff1a:"
+# A value glued to the name after it by a particle (no space in between).
+_BEFORE_CJK_NAME = re.compile(
+    r"(?:^|(?<=[^\x21-\x7e]))(?P<val>[\x21-\x7e]{6,64}?)[ \t]*(?:"
+    + "|".join(map(re.escape, _particles("glued")))
+    + r")[^\x00-\x7f\s]{0,4}$",
+    re.M,
+)
 _COLON = re.compile(r"[:：](?=[ \t])")
 _CJK_VALUE_END = re.compile(r"[^\x00-\x7f]")
 
