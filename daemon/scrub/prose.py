@@ -1,8 +1,8 @@
 """Secrets handed over in a sentence, in any language a user types in: "the password is X",
-"das Passwort lautet X", "le mot de passe est X", "密码是X", "パスワードは X", "login is admin / X".
+"das Passwort lautet X", "le mot de passe est X", the same glued in Chinese or Japanese, "login is admin / X".
 
 The names of a password, token, key or secret and the little words that hand a value over
-("is", "ist", "est", "是", "は") are data: `daemon/lexicon/<lang>/secret_prose.tsv`. A name is
+("is", "ist", "est", and their CJK particles) are data: `daemon/lexicon/<lang>/secret_prose.tsv`. A name is
 found in one Aho-Corasick pass; a value counts when it comes right after the name and a
 colon, or after one of its language's link words within a few words, and when it has the
 shape of one (a password must merely look like one; a token or key must look generated).
@@ -24,7 +24,7 @@ Span = tuple[int, int, str]
 TABLE = "secret_prose"
 _REACH = 60  # how far past the name a link word may stand ("password for admin changed to X")
 # What may stand between a link (or the name) and its value: spaces, a colon, a quote.
-# (None for a CJK link, which the value follows unspaced: `密码是X`; an alphabetic one ends
+# (None for a CJK link, which the value follows unspaced; an alphabetic one ends
 # at a word boundary.)
 _GAP = re.compile(r"(?:[ \t]*[:=：][ \t]*|[ \t]+)?[\"'`«“„「『]?")
 # A value: no space, no quote, and none of the punctuation a CJK sentence goes on with.
@@ -103,7 +103,7 @@ def _spaced(char: str) -> bool:
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
-    """A name that is a word of its own (Korean glues particles after a name: `비밀번호는`)."""
+    """A name that is a word of its own (Korean glues particles after a name)."""
     if start and _spaced(text[start]) and _spaced(text[start - 1]):
         return False
     return end >= len(text) or not (_spaced(text[end - 1]) and _spaced(text[end])) or "\uac00" <= text[end - 1] <= "\ud7af"
@@ -111,7 +111,7 @@ def _bounded(text: str, start: int, end: int) -> bool:
 
 class _Links:
     """A name's link words: those of a spaced script are whole words of the window (one
-    pass over its words, a set lookup each), the others (`是`, `は`) found anywhere."""
+    pass over its words, a set lookup each), the others (CJK particles) found anywhere."""
 
     def __init__(self, links: list[str]) -> None:
         self.words = frozenset(link for link in links if _spaced(link[0]) and _WORD.fullmatch(link))
@@ -147,9 +147,9 @@ def _value_after(text: str, pos: int, limit: int) -> tuple[int, int] | None:
     if not m:
         return None
     start, value = m.start(), m.group()
-    lead = len(value) - len(value.lstrip(_CJK_PARTICLES))  # (`改成了X`: a particle before the value)
+    lead = len(value) - len(value.lstrip(_CJK_PARTICLES))  # (a Chinese particle, "changed to", before the value)
     start, value = start + lead, value[lead:]
-    cut = _CJK_VALUE_END.search(value)  # (`密码是Xk29fQ请`: the sentence goes on)
+    cut = _CJK_VALUE_END.search(value)  # (the CJK sentence goes on after the value)
     end = start + (cut.start() if cut else len(value))
     groups = _GROUPS.match(text, start, limit)
     if groups and groups.end() > end:  # a setup key written in groups: `jbsw y3dp ehpk 3pxp`
@@ -211,7 +211,7 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
         tries.extend(end + colon.end() for colon in _COLON.finditer(window) if _WORDS_ONLY.fullmatch(window, 0, colon.start()))
         # The value right after the name: before its link in a verb-final language ("şifresi
         # X olarak ayarlandı"), in a title ("VPN — Şifre X", "wifi password X"), glued to a CJK
-        # name ("新密码X"): then it must look generated beyond doubt.
+        # name ("new password X", glued in Chinese): then it must look generated beyond doubt.
         glued = not _spaced(text[end - 1]) and text[end : end + 1].isascii() and text[end : end + 1].isalnum()
         spaced = text[end : end + 1] in (" ", "\t")
         direct = _value_after(text, end, limit) if (glued or spaced) and (_DIGIT.search(text, end, min(limit, end + 24)) or _GROUPS.match(text, end + 1, limit)) else None
@@ -234,7 +234,7 @@ def find_sentences(text: str, low: str, hits: list[tuple[int, int, str]]) -> Ite
 
 def _value_before(text: str, start: int, strong: bool, links: _Links) -> Iterator[Span]:
     """The value before a password's name: "X is the password", "X ist das Passwort", "use X
-    as the password", "Xk29が新しいパスワードです" (a particle glued between them)."""
+    as the password", the same in Japanese (a particle glued between them)."""
     if not strong:
         return
     line_start = text.rfind("\n", 0, start) + 1

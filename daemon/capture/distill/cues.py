@@ -1,8 +1,8 @@
 """Pure: what kind of statement a sentence is, from its wording, in several languages.
 
 Two tables. A *label* opens a sentence and names its kind outright ("Decision:",
-"原因：", "교훈:"). A *cue* is wording inside a sentence that marks its kind ("root
-cause", "改为", "고쳤"). Latin-script cues match whole words; CJK and Hangul cues match
+and its equivalents in every language of the lexicon). A *cue* is wording inside a sentence
+that marks its kind ("root cause", "switched to"). Latin-script cues match whole words; CJK and Hangul cues match
 anywhere, since those scripts put no spaces between a word and its particles.
 """
 
@@ -141,11 +141,12 @@ def strong_kind(sentence: str) -> str | None:
 # --- decisive findings and plans ------------------------------------------------------
 
 _DECISIVE = _Table("distill_decisive")
-# Wording that makes a statement a guess, not a finding; and guesses its whole words miss ("应该是…").
+# Wording that makes a statement a guess, not a finding; and guesses its whole words miss (Chinese
+# and Japanese hedges glued to the next word).
 _HEDGE = _Table("distill_hedge")
 _GUESS = _Table("distill_guess")
-# Narration of what the agent is about to do, at a sentence's start ("Let me…", "まず"), a plan anywhere in
-# it ("…so I'll fix the hook"), or its polite future at its end ("修正します。"): not a result.
+# Narration of what the agent is about to do, at a sentence's start ("Let me…", "First,"), a plan anywhere in
+# it ("…so I'll fix the hook"), or its polite future at its end (Japanese "-masu"): not a result.
 _NARRATION = _Table("distill_intent", "start")
 _INTENT = _Table("distill_intent", "any")
 _INTENT_END = _Table("distill_intent", "end")
@@ -154,7 +155,7 @@ _SHOULD = _Table("distill_should")
 
 
 def narrates(sentence: str) -> bool:
-    """The sentence opens with narration of what comes next ("Let me…", "먼저")."""
+    """The sentence opens with narration of what comes next ("Let me…", "First")."""
     return any(f.start == 0 for f in _NARRATION.find(sentence.lstrip()))
 
 
@@ -165,19 +166,19 @@ def names_cause(sentence: str) -> bool:
 
 @per_session
 def is_decisive(sentence: str) -> bool:
-    """A finding stated as settled ("found it", "X is the culprit", "原因是", "判明", "원인은"), not hedged."""
+    """A finding stated as settled ("found it", "X is the culprit", "it turned out"), not hedged."""
     return _DECISIVE.found(sentence) and not _HEDGE.found(sentence)
 
 
 @per_session
 def is_hedged(sentence: str) -> bool:
-    """A statement made as a guess ("I think…", "probably", "应该是", "だと思います", "아마")."""
+    """A statement made as a guess ("I think…", "probably", "should be")."""
     return _HEDGE.found(sentence) or _GUESS.found(sentence)
 
 
 @per_session
 def is_intent(sentence: str) -> bool:
-    """What the agent is about to do ("Let me…", "…so I'll fix the hook", "修正します"), not what it did."""
+    """What the agent is about to do ("Let me…", "…so I'll fix the hook", "I will fix it"), not what it did."""
     text = sentence.rstrip()
     return narrates(sentence) or _INTENT.found(sentence) or any(f.end == len(text) for f in _INTENT_END.find(text))
 

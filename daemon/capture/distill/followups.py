@@ -111,7 +111,7 @@ def replaced_later(result: str, turn: Turn, later: list[Turn]) -> bool:
         asked = " ".join(other.asked)
         if asked and len(stated & terms(asked)) >= 2 and _rewrites(turn, other):
             return True
-        # What the change is about stands next to its wording: "not CSV", "instead of CSV", "CSV 대신".
+        # What the change is about stands next to its wording: "not CSV", "instead of CSV" (the Korean puts it after: "CSV instead").
         near = " ".join(asked[max(0, f.start - _NEAR) : f.end + _NEAR] for f in _change_words().find(asked))
         if not near:
             continue

@@ -1,7 +1,7 @@
 """Pure: an answer's own structure, read before any cue word: which block says what.
 
 Agents write their final answer with headings, bold labels and bullets ("**Root cause:**",
-"## 結果", "**What was not the cause:**", "다음 단계:"). The labels and what each one
+"## Result", "**What was not the cause:**", "Next steps:", in any language of the lexicon). The labels and what each one
 introduces (outcome, cause, fix, failed, next) are data: `<lang>/distill_labels.tsv` in
 the lexicon. A label covers its own paragraph; a label alone on its line (or a heading)
 covers what follows it up to the next label or heading. Never the paragraph before it:
@@ -22,7 +22,7 @@ from daemon.capture.distill.turns import blocks
 OUTCOME, CAUSE, FIX, FAILED, NEXT = "outcome", "cause", "fix", "failed", "next"
 ROLES = (OUTCOME, CAUSE, FIX, FAILED, NEXT)
 TABLE = "distill_labels"
-_LABEL_CHARS = 40  # a label is short: "What was not the cause", "원인이 아니었던 것"
+_LABEL_CHARS = 40  # a label is short: "What was not the cause", in any language
 _LABELLED = re.compile(r"^(?P<label>[^:：。.!?！？`]{1,%d}?)\s*[:：]\s*(?P<rest>.*)$" % _LABEL_CHARS, re.DOTALL)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<label>.+?)\s*#*\s*$")
 _BOLD_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*(?P<label>[^*]+?)\*\*\s*[:：]?\s*$")
@@ -46,8 +46,8 @@ def _labels() -> lexicon.Matcher:
 
 
 def role_of(label: str) -> str | None:
-    """The role a label names: its longest phrase of the table ("What was not the cause" → failed, not cause;
-    "不是原因的" → failed), or None. A label is short; a sentence that only holds such a word is no label."""
+    """The role a label names: its longest phrase of the table ("What was not the cause" → failed, not cause,
+    in every language), or None. A label is short; a sentence that only holds such a word is no label."""
     text = _PUNCT.sub(" ", label).strip()
     found = _labels().find(text) if len(text) <= _LABEL_CHARS else []
     if not found:

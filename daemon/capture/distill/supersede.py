@@ -2,9 +2,9 @@
 
 A *claim* is what the agent states as a result, a cause or a fix. A *retraction* takes
 claims back. There are two kinds. One says the problem persists ("still fails", "didn't
-help", "reverted my change", 还是失败, 効かなかった, 안 됐다): it withdraws the results and fixes
+help", "reverted my change", in every language of the lexicon): it withdraws the results and fixes
 claimed so far. The other says a diagnosis was wrong or did not hold ("that was not it",
-"didn't hold up", 不对, 違った, 원인이 아니): it withdraws the causes too. A retraction reaches
+"didn't hold up", and their equivalents): it withdraws the causes too. A retraction reaches
 back over its own turn's claims, or, when it opens a turn (a user reporting the fix broken)
 or its turn has claimed nothing yet, the previous turn's. A withdrawn claim is never an
 outcome, a cause or a fix: it becomes one failed attempt, "Tried X — did not work: Y".
@@ -44,10 +44,10 @@ def _alternatives(table: str) -> RegexTable:
     return RegexTable(table, "(?i)")
 
 
-# A result or a fix: something done or now true ("Moved…", "now passes", "改为", "しました", "바꿨습니다").
+# A result or a fix: something done or now true ("Moved…", "now passes", "switched to").
 _ACTION = _alternatives("distill_action")
-_PERSISTS = _alternatives("distill_persists")  # the problem persists: "still fails", "didn't help", 还是失败
-_WRONG = _alternatives("distill_wrong")  # a diagnosis was wrong: "that was not it", 不对, 違った, 원인이 아니
+_PERSISTS = _alternatives("distill_persists")  # the problem persists: "still fails", "didn't help"
+_WRONG = _alternatives("distill_wrong")  # a diagnosis was wrong: "that was not it", "wrong guess"
 # A finding that names the real cause corrects the causes claimed before it ("the real cause is X").
 _CORRECTS = _alternatives("distill_corrects")
 # "Still red, but now it is clippy that fails": a new problem; the earlier fix held for its own.
@@ -56,7 +56,7 @@ _CONDITIONAL = _alternatives("distill_conditional")
 _CLAUSE = re.compile(r"(?<=[:：;；,，—])\s*")
 
 
-# From the user, in a later request, "still" is the problem persisting ("it still runs twice", 还是执行了两遍).
+# From the user, in a later request, "still" is the problem persisting ("it still runs twice").
 _USER_STILL = _alternatives("distill_user_still")
 
 
@@ -226,7 +226,7 @@ def _claim_kind(sentence: str) -> str:
     return OBSERVATION
 
 
-# Hiragana bigrams are particles and endings, and so are a Korean word's last syllables (했습니다, 됐습니다):
+# Hiragana bigrams are particles and endings, and so are a Korean word's last syllables (the polite past ending):
 # content is in Han, katakana, Latin, and a Korean word's first two syllables.
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")

@@ -91,10 +91,10 @@ def blocks(text: str) -> list[str]:
         if in_code or line.startswith("|") or not line:
             joinable = False
             continue
-        if _TITLE.match(line):  # "## Summary", "## 対応内容": a heading names what follows, it states nothing
+        if _TITLE.match(line):  # "## Summary", "## What was done": a heading names what follows, it states nothing
             joinable = False
             continue
-        if _BOLD_ONLY.match(line):  # "**원인**" on its own line names what follows, like a heading: no sentence
+        if _BOLD_ONLY.match(line):  # "**Cause**" on its own line names what follows, like a heading: no sentence
             joinable = False
             continue
         markup = _MARKUP.match(line)
